@@ -1,0 +1,54 @@
+# Vigil — build, lint, test, bench.
+#
+#   make build   the binary in ./bin/vigil
+#   make test    installs what the tests need (Debian packages, staticcheck), lints, runs all tests
+#   make lint    gofmt, go vet, staticcheck
+#   make bench   benchmarks (see bench targets below)
+
+GO          ?= go
+STATICCHECK_MODULE  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOBIN       := $(shell $(GO) env GOPATH)/bin
+DEB_PACKAGES := prometheus prometheus-alertmanager victoria-metrics prometheus-node-exporter prometheus-pushgateway
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS     := -X github.com/vigil-obs/vigil/internal/buildinfo.Version=$(VERSION)
+TEST_TIMEOUT ?= 30m
+
+.PHONY: all build test lint deps deb-deps tools bench fuzz clean
+
+all: build
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o bin/vigil ./cmd/vigil
+
+deps: deb-deps tools
+	$(GO) mod download
+
+# Installs the real components the tests run against, when missing.
+deb-deps:
+	@missing=""; for p in $(DEB_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+		$$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+tools:
+	@test -x $(GOBIN)/staticcheck || $(GO) install $(STATICCHECK_MODULE)
+
+lint: tools
+	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GOBIN)/staticcheck ./...
+
+test: deps lint
+	$(GO) test -timeout $(TEST_TIMEOUT) ./...
+
+# Short fuzzing of every parser of outside input.
+fuzz:
+	$(GO) test ./internal/ingest/fileimport -run '^$$' -fuzz FuzzRead -fuzztime 60s
+
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/oklog/run"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/common/model"
+	"github.com/spf13/cobra"
+	"golang.org/x/net/netutil"
+
+	"github.com/vigil-obs/vigil/internal/api"
+	"github.com/vigil-obs/vigil/internal/buildinfo"
+	"github.com/vigil-obs/vigil/internal/config"
+	"github.com/vigil-obs/vigil/internal/ingest/self"
+	"github.com/vigil-obs/vigil/internal/store"
+)
+
+func newServeCmd(e *env) *cobra.Command {
+	var (
+		cfgFile, dataDir, listen string
+		retention               model.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the server: store, query API, own metrics",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := config.Default()
+			if cfgFile != "" {
+				c, err := config.Load(cfgFile)
+				if err != nil {
+					return usageError{err}
+				}
+				cfg = *c
+			}
+			fl := cmd.Flags()
+			if fl.Changed("data-dir") {
+				cfg.Storage.DataDir = dataDir
+			}
+			if fl.Changed("listen") {
+				cfg.Web.Listen = listen
+			}
+			if fl.Changed("retention") {
+				cfg.Storage.Retention = retention
+			}
+			if err := cfg.Validate(); err != nil {
+				return usagef("serve: %v", err)
+			}
+			return serve(cmd.Context(), e, cfg)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&cfgFile, "config", "", "configuration file (vigil.yaml)")
+	fl.StringVar(&dataDir, "data-dir", "data", "data directory of the embedded store")
+	fl.StringVar(&listen, "listen", ":9700", "address of the HTTP API")
+	retention = config.Default().Storage.Retention
+	fl.Var(&durationFlag{&retention}, "retention", "how long samples are kept (e.g. 15d, 12h)")
+	return cmd
+}
+
+// durationFlag reads Prometheus durations (15d, 1h30m) as a flag.
+type durationFlag struct{ d *model.Duration }
+
+func (f *durationFlag) String() string     { return f.d.String() }
+func (f *durationFlag) Type() string       { return "duration" }
+func (f *durationFlag) Set(s string) error { return f.d.Set(s) }
+
+// serve runs the server until ctx ends.
+func serve(ctx context.Context, e *env, cfg config.Config) error {
+	logger := e.logger()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		buildInfoCollector(),
+	)
+
+	st, err := store.OpenEmbedded(store.EmbeddedConfig{
+		Dir:              cfg.Storage.DataDir,
+		Retention:        time.Duration(cfg.Storage.Retention),
+		OutOfOrderWindow: time.Duration(cfg.Storage.OutOfOrderWindow),
+		MaxExemplars:     cfg.Storage.MaxExemplars,
+		Engine: store.EngineConfig{
+			MaxSamples:     cfg.Query.MaxSamples,
+			Timeout:        time.Duration(cfg.Query.Timeout),
+			MaxConcurrency: cfg.Query.MaxConcurrency,
+			LookbackDelta:  time.Duration(cfg.Query.LookbackDelta),
+		},
+	}, e.now, logger, reg)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	closeStore := func() {
+		start := time.Now()
+		if err := st.Close(); err != nil {
+			logger.Error("close store", "err", err)
+			return
+		}
+		logger.Info("store closed", "took", time.Since(start).Round(time.Millisecond))
+	}
+
+	ln, err := net.Listen("tcp", cfg.Web.Listen)
+	if err != nil {
+		closeStore()
+		return fmt.Errorf("serve: listen on %s: %w", cfg.Web.Listen, err)
+	}
+	if cfg.Web.MaxConnections > 0 {
+		ln = netutil.LimitListener(ln, cfg.Web.MaxConnections)
+	}
+	h, err := api.New(api.Options{
+		Store: st, Gatherer: reg, Registerer: reg, Logger: logger,
+		ListenAddress: ln.Addr().String(), DataDir: cfg.Storage.DataDir,
+		LookbackDelta: time.Duration(cfg.Query.LookbackDelta), QueryTimeout: time.Duration(cfg.Query.Timeout),
+		Flags: map[string]string{"storage.tsdb.path": cfg.Storage.DataDir, "storage.tsdb.retention.time": cfg.Storage.Retention.String(), "web.listen-address": cfg.Web.Listen},
+	})
+	if err != nil {
+		_ = ln.Close()
+		closeStore()
+		return fmt.Errorf("serve: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 30 * time.Second,
+		ReadTimeout:       time.Duration(cfg.Web.ReadTimeout),
+		ErrorLog:          nil,
+	}
+
+	var g run.Group
+	g.Add(func() error {
+		<-ctx.Done()
+		return nil
+	}, func(error) {})
+	g.Add(func() error {
+		logger.Info("listening", "address", ln.Addr().String(), "data_dir", cfg.Storage.DataDir)
+		h.SetReady(true)
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return fmt.Errorf("serve HTTP: %w", err)
+		}
+		return nil
+	}, func(error) {
+		h.SetReady(false)
+		start := time.Now()
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(sctx); err != nil {
+			logger.Warn("HTTP shutdown", "err", err)
+		}
+		logger.Info("HTTP server stopped", "took", time.Since(start).Round(time.Millisecond))
+	})
+	if cfg.Self.Enabled {
+		sctx, cancel := context.WithCancel(context.Background())
+		ing := self.New(reg, st, ln.Addr().String(), e.now, logger.With("component", "self"), reg)
+		g.Add(func() error {
+			return ing.Run(sctx, time.Duration(cfg.Self.Interval))
+		}, func(error) { cancel() })
+	}
+	err = g.Run()
+	closeStore()
+	logger.Info("stopped")
+	return err
+}
+
+func buildInfoCollector() prometheus.Collector {
+	bi := buildinfo.Get()
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "vigil_build_info",
+		Help:        "Build information of the running Vigil; always 1.",
+		ConstLabels: prometheus.Labels{"version": bi.Version, "revision": bi.Revision, "goversion": bi.GoVersion},
+	})
+	g.Set(1)
+	return g
+}

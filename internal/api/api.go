@@ -1,0 +1,234 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/route"
+	"github.com/prometheus/prometheus/config"
+	"github.com/prometheus/prometheus/model/exemplar"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
+	"github.com/prometheus/prometheus/rules"
+	"github.com/prometheus/prometheus/scrape"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+	"github.com/prometheus/prometheus/util/features"
+	"github.com/prometheus/prometheus/util/notifications"
+	apiv1 "github.com/prometheus/prometheus/web/api/v1"
+
+	"github.com/vigil-obs/vigil/internal/buildinfo"
+	"github.com/vigil-obs/vigil/internal/store"
+)
+
+// Options configure the HTTP API.
+type Options struct {
+	// Store answers the queries.
+	Store store.Store
+	// Gatherer and Registerer are Vigil's own metrics registry.
+	Gatherer   prometheus.Gatherer
+	Registerer prometheus.Registerer
+	// Logger receives the API's logs.
+	Logger *slog.Logger
+	// ListenAddress is shown in the status API.
+	ListenAddress string
+	// DataDir is shown in the status API.
+	DataDir string
+	// LookbackDelta and QueryTimeout are the engine's settings.
+	LookbackDelta, QueryTimeout time.Duration
+	// Flags are shown at /api/v1/status/flags.
+	Flags map[string]string
+}
+
+// Handler serves the API. Until SetReady(true), /-/ready and the query API
+// answer 503.
+type Handler struct {
+	mux   *http.ServeMux
+	ready atomic.Bool
+	start time.Time
+}
+
+// New builds the handler.
+func New(opts Options) (*Handler, error) {
+	if opts.Store == nil {
+		return nil, errors.New("api: no store")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Gatherer == nil {
+		opts.Gatherer = prometheus.NewRegistry()
+	}
+	h := &Handler{mux: http.NewServeMux(), start: time.Now()}
+
+	admin := adminStats(opts.Store)
+	bi := buildinfo.Get()
+	v1 := apiv1.NewAPI(
+		opts.Store.Engine(),
+		chunkQueryable{opts.Store},
+		nil,
+		exemplarQueryable(opts.Store),
+		func(context.Context) apiv1.ScrapePoolsRetriever { return noTargets{} },
+		func(context.Context) apiv1.TargetRetriever { return noTargets{} },
+		func(context.Context) apiv1.AlertmanagerRetriever { return noAlertmanagers{} },
+		func() config.Config { return config.DefaultConfig },
+		opts.Flags,
+		apiv1.GlobalURLOptions{ListenAddress: opts.ListenAddress, Host: opts.ListenAddress, Scheme: "http"},
+		h.readyWrap,
+		admin,
+		opts.DataDir,
+		false, // admin endpoints off
+		false, // search API off
+		0,
+		opts.Logger.With("component", "api"),
+		func(context.Context) apiv1.RulesRetriever { return noRules{} },
+		0, 0, 0, // remote read limits: unused
+		false,
+		nil,
+		h.runtimeInfo(opts.DataDir),
+		&apiv1.PrometheusVersion{
+			Version: bi.Version, Revision: bi.Revision, Branch: bi.Branch,
+			BuildUser: "vigil", BuildDate: bi.BuildDate, GoVersion: bi.GoVersion,
+		},
+		func() []notifications.Notification { return nil },
+		func() (<-chan notifications.Notification, func(), bool) { return nil, func() {}, false },
+		opts.Gatherer,
+		opts.Registerer,
+		nil,
+		false, nil, // remote-write receiver: not in this API yet
+		false, false, false, // OTLP: not here
+		opts.LookbackDelta,
+		false, false,
+		nil,
+		features.DefaultRegistry,
+		apiv1.OpenAPIOptions{Version: bi.Version},
+		parser.NewParser(parser.Options{}),
+		false,
+		opts.QueryTimeout,
+	)
+	r := route.New()
+	v1.Register(r.WithPrefix("/api/v1"))
+	h.mux.Handle("/api/v1/", r)
+	h.mux.Handle("/metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelError)}))
+	h.mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("Vigil is Healthy.\n"))
+	})
+	h.mux.HandleFunc("/-/ready", func(w http.ResponseWriter, _ *http.Request) {
+		if !h.ready.Load() {
+			http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("Vigil is Ready.\n"))
+	})
+	return h, nil
+}
+
+// SetReady marks the server ready (or not).
+func (h *Handler) SetReady(v bool) { h.ready.Store(v) }
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+func (h *Handler) readyWrap(f http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !h.ready.Load() {
+			http.Error(w, "Service Unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		f(w, r)
+	}
+}
+
+func (h *Handler) runtimeInfo(dataDir string) func() (apiv1.RuntimeInfo, error) {
+	return func() (apiv1.RuntimeInfo, error) {
+		cwd, _ := os.Getwd()
+		host, _ := os.Hostname()
+		return apiv1.RuntimeInfo{
+			StartTime:           h.start,
+			CWD:                 cwd,
+			Hostname:            host,
+			ServerTime:          time.Now().UTC(),
+			ReloadConfigSuccess: true,
+			LastConfigTime:      h.start,
+			GoroutineCount:      runtime.NumGoroutine(),
+			GOMAXPROCS:          runtime.GOMAXPROCS(0),
+		}, nil
+	}
+}
+
+// chunkQueryable adds chunk queries (remote read) to stores without them.
+type chunkQueryable struct{ store.Store }
+
+func (c chunkQueryable) ChunkQuerier(mint, maxt int64) (storage.ChunkQuerier, error) {
+	if cq, ok := c.Store.(storage.ChunkQueryable); ok {
+		return cq.ChunkQuerier(mint, maxt)
+	}
+	return nil, errors.New("this store serves no chunks")
+}
+
+func exemplarQueryable(s store.Store) storage.ExemplarQueryable {
+	if eq, ok := s.(storage.ExemplarQueryable); ok {
+		return eq
+	}
+	return noExemplars{}
+}
+
+type noExemplars struct{}
+
+func (noExemplars) ExemplarQuerier(context.Context) (storage.ExemplarQuerier, error) {
+	return noExemplars{}, nil
+}
+
+func (noExemplars) Select(int64, int64, ...[]*labels.Matcher) ([]exemplar.QueryResult, error) {
+	return nil, nil
+}
+
+// adminStats returns the store's TSDB statistics, or a stub that says the
+// store has none.
+func adminStats(s store.Store) apiv1.TSDBAdminStats {
+	if a, ok := s.(apiv1.TSDBAdminStats); ok {
+		return a
+	}
+	return noAdmin{}
+}
+
+var errNoTSDB = errors.New("this store is not a local TSDB")
+
+type noAdmin struct{}
+
+func (noAdmin) CleanTombstones() error                                         { return errNoTSDB }
+func (noAdmin) Delete(context.Context, int64, int64, ...*labels.Matcher) error { return errNoTSDB }
+func (noAdmin) Snapshot(string, bool) error                                    { return errNoTSDB }
+func (noAdmin) Stats(string, int) (*tsdb.Stats, error)                         { return nil, errNoTSDB }
+func (noAdmin) WALReplayStatus() (tsdb.WALReplayStatus, error)                 { return tsdb.WALReplayStatus{}, nil }
+func (noAdmin) BlockMetas() ([]tsdb.BlockMeta, error)                          { return nil, nil }
+
+type noTargets struct{}
+
+func (noTargets) ScrapePools() []string                       { return nil }
+func (noTargets) TargetsActive() map[string][]*scrape.Target  { return nil }
+func (noTargets) TargetsDropped() map[string][]*scrape.Target { return nil }
+func (noTargets) TargetsDroppedCounts() map[string]int        { return nil }
+func (noTargets) ScrapePoolConfig(string) (*config.ScrapeConfig, error) {
+	return nil, errors.New("no scrape pools")
+}
+
+type noAlertmanagers struct{}
+
+func (noAlertmanagers) Alertmanagers() []*url.URL        { return nil }
+func (noAlertmanagers) DroppedAlertmanagers() []*url.URL { return nil }
+
+type noRules struct{}
+
+func (noRules) RuleGroups() []*rules.Group           { return nil }
+func (noRules) AlertingRules() []*rules.AlertingRule { return nil }

@@ -1,0 +1,420 @@
+package fileimport
+
+import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/textparse"
+)
+
+// Format is the text format of a file.
+type Format int
+
+// The formats a File can be in.
+const (
+	// FormatAuto picks OpenMetrics when the file ends with "# EOF" and
+	// Prometheus text otherwise.
+	FormatAuto Format = iota
+	FormatOpenMetrics
+	FormatPrometheus
+)
+
+func (f Format) String() string {
+	switch f {
+	case FormatOpenMetrics:
+		return "OpenMetrics"
+	case FormatPrometheus:
+		return "Prometheus text"
+	}
+	return "auto"
+}
+
+// Options set how files are read and which limits apply.
+type Options struct {
+	// Format forces a format; FormatAuto detects it.
+	Format Format
+	// DefaultTime is the time of samples that carry no timestamp (a scrape
+	// saved with curl).
+	DefaultTime time.Time
+	// MinTime and MaxTime bound plausible timestamps; outside them a
+	// timestamp is an error (it is usually seconds read as milliseconds or
+	// the other way round).
+	MinTime, MaxTime time.Time
+	// MaxBytes bounds the size of one file after decompression.
+	MaxBytes int64
+	// MaxLabelNameLength, MaxLabelValueLength and MaxLabels bound each series.
+	MaxLabelNameLength  int
+	MaxLabelValueLength int
+	MaxLabels           int
+}
+
+// DefaultOptions returns the defaults; samples without a timestamp are taken
+// as observed at now.
+func DefaultOptions(now time.Time) Options {
+	return Options{
+		DefaultTime:         now,
+		MinTime:             time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC),
+		MaxTime:             time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC),
+		MaxBytes:            4 << 30,
+		MaxLabelNameLength:  1024,
+		MaxLabelValueLength: 16 * 1024,
+		MaxLabels:           256,
+	}
+}
+
+// LineError is an error at one line of one file.
+type LineError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err) }
+
+// Unwrap returns the underlying error.
+func (e *LineError) Unwrap() error { return e.Err }
+
+// File is one validated input, held in memory until written.
+type File struct {
+	// Name is the name errors and reports use.
+	Name string
+	// Format is the detected or forced format.
+	Format Format
+	// Series and Samples count the distinct series and the samples.
+	Series, Samples int
+	// Duplicates counts samples repeated with the same timestamp and value;
+	// they are written once.
+	Duplicates int
+	// MinT and MaxT are the oldest and newest timestamps in milliseconds.
+	MinT, MaxT int64
+
+	data        []byte
+	defaultTime int64
+}
+
+// Read reads and validates one file from r. The content is gunzipped when it
+// starts with the gzip magic bytes, whatever its name.
+func Read(name string, r io.Reader, opts Options) (*File, error) {
+	data, err := readAll(name, r, opts.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{Name: name, Format: opts.Format, data: data, defaultTime: opts.DefaultTime.UnixMilli()}
+	if f.Format == FormatAuto {
+		f.Format = detect(data)
+	}
+	if err := f.validate(opts); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func readAll(name string, r io.Reader, maxBytes int64) ([]byte, error) {
+	if maxBytes <= 0 {
+		maxBytes = math.MaxInt64 - 1
+	}
+	br := &peekReader{r: r}
+	magic, err := br.peek(2)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	var src io.Reader = br
+	if bytes.Equal(magic, []byte{0x1f, 0x8b}) {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: gzip: %w", name, err)
+		}
+		defer zr.Close()
+		src = zr
+	}
+	data, err := io.ReadAll(io.LimitReader(src, maxBytes+1))
+	if err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
+			return nil, fmt.Errorf("read %s: gzip stream is truncated or corrupt: %w", name, err)
+		}
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(data)) > maxBytes {
+		return nil, fmt.Errorf("read %s: larger than %d bytes: split it", name, maxBytes)
+	}
+	// The parsers copy an input that does not end in a newline; make sure it
+	// does, so that positions in the parsed entries map back to lines.
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		data = append(data, '\n')
+	}
+	return data, nil
+}
+
+// peekReader lets the first bytes be looked at before reading on.
+type peekReader struct {
+	r   io.Reader
+	buf []byte
+}
+
+func (p *peekReader) peek(n int) ([]byte, error) {
+	for len(p.buf) < n {
+		b := make([]byte, n-len(p.buf))
+		k, err := p.r.Read(b)
+		p.buf = append(p.buf, b[:k]...)
+		if err == io.EOF {
+			return p.buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return p.buf[:n], nil
+}
+
+func (p *peekReader) Read(b []byte) (int, error) {
+	if len(p.buf) > 0 {
+		n := copy(b, p.buf)
+		p.buf = p.buf[n:]
+		return n, nil
+	}
+	return p.r.Read(b)
+}
+
+// detect says OpenMetrics when the last non-empty line is "# EOF".
+func detect(data []byte) Format {
+	trimmed := bytes.TrimRight(data, " \t\r\n")
+	last := trimmed
+	if i := bytes.LastIndexByte(trimmed, '\n'); i >= 0 {
+		last = trimmed[i+1:]
+	}
+	if string(bytes.TrimSpace(last)) == "# EOF" {
+		return FormatOpenMetrics
+	}
+	return FormatPrometheus
+}
+
+func (f *File) parser() textparse.Parser {
+	st := labels.NewSymbolTable()
+	if f.Format == FormatOpenMetrics {
+		return textparse.NewOpenMetricsParser(f.data, st)
+	}
+	return textparse.NewPromParser(f.data, st, false)
+}
+
+// seriesState is what validation remembers of each series.
+type seriesState struct {
+	t    int64
+	v    float64
+	line int
+}
+
+// validate parses the whole file once: syntax, labels, timestamps, order.
+func (f *File) validate(opts Options) error {
+	lines := newLineIndex(f.data)
+	p := f.parser()
+	seen := map[uint64]seriesState{}
+	lastLine := 0
+	f.MinT, f.MaxT = math.MaxInt64, math.MinInt64
+	var lset labels.Labels
+	for {
+		entry, err := p.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return &LineError{File: f.Name, Line: lines.next(lastLine, f.Format == FormatPrometheus), Err: parseError(err, f.Format)}
+		}
+		line := lines.lineOf(entryBytes(p, entry))
+		if line == 0 {
+			line = lines.next(lastLine, f.Format == FormatPrometheus)
+		}
+		lastLine = line
+		switch entry {
+		case textparse.EntrySeries:
+		case textparse.EntryHistogram:
+			return &LineError{File: f.Name, Line: line, Err: errors.New("native histograms are not supported in text files")}
+		default:
+			continue
+		}
+		_, tsp, v := p.Series()
+		p.Labels(&lset)
+		if err := checkLabels(lset, opts); err != nil {
+			return &LineError{File: f.Name, Line: line, Err: err}
+		}
+		t := f.defaultTime
+		if tsp != nil {
+			t = *tsp
+			if err := checkTime(t, f.Format, opts); err != nil {
+				return &LineError{File: f.Name, Line: line, Err: err}
+			}
+		}
+		h := lset.Hash()
+		prev, ok := seen[h]
+		switch {
+		case !ok:
+			f.Series++
+		case t < prev.t:
+			return &LineError{File: f.Name, Line: line, Err: fmt.Errorf("out-of-order sample for %s: timestamp %s is older than %s at line %d", lset, fmtMillis(t), fmtMillis(prev.t), prev.line)}
+		case t == prev.t && sameValue(v, prev.v):
+			f.Duplicates++
+			continue
+		case t == prev.t:
+			return &LineError{File: f.Name, Line: line, Err: fmt.Errorf("duplicate sample for %s at %s with a different value (%g here, %g at line %d)", lset, fmtMillis(t), v, prev.v, prev.line)}
+		}
+		seen[h] = seriesState{t: t, v: v, line: line}
+		f.Samples++
+		f.MinT = min(f.MinT, t)
+		f.MaxT = max(f.MaxT, t)
+	}
+	if f.Samples == 0 {
+		f.MinT, f.MaxT = 0, 0
+	}
+	return nil
+}
+
+func sameValue(a, b float64) bool {
+	return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
+}
+
+// parseError rewords the parsers' messages where they mislead.
+func parseError(err error, format Format) error {
+	msg := err.Error()
+	if format == FormatPrometheus && strings.Contains(msg, "# EOF") {
+		return fmt.Errorf("%w (read as Prometheus text because the file does not end with \"# EOF\")", err)
+	}
+	if format == FormatOpenMetrics && strings.Contains(msg, "data does not end with # EOF") {
+		return fmt.Errorf("%w: the file is truncated", err)
+	}
+	return err
+}
+
+func checkLabels(lset labels.Labels, opts Options) error {
+	if lset.Get(labels.MetricName) == "" {
+		return errors.New("series has no metric name")
+	}
+	if opts.MaxLabels > 0 && lset.Len() > opts.MaxLabels {
+		return fmt.Errorf("series has %d labels, more than the limit of %d", lset.Len(), opts.MaxLabels)
+	}
+	if name, dup := lset.HasDuplicateLabelNames(); dup {
+		return fmt.Errorf("label %q appears twice", name)
+	}
+	return lset.Validate(func(l labels.Label) error {
+		switch {
+		case !model.UTF8Validation.IsValidLabelName(l.Name):
+			return fmt.Errorf("invalid label name %q", l.Name)
+		case !utf8.ValidString(l.Value):
+			return fmt.Errorf("label %s has a value that is not valid UTF-8", l.Name)
+		case opts.MaxLabelNameLength > 0 && len(l.Name) > opts.MaxLabelNameLength:
+			return fmt.Errorf("label name %q… is %d bytes long, more than the limit of %d", l.Name[:min(32, len(l.Name))], len(l.Name), opts.MaxLabelNameLength)
+		case opts.MaxLabelValueLength > 0 && len(l.Value) > opts.MaxLabelValueLength:
+			return fmt.Errorf("value of label %s is %d bytes long, more than the limit of %d", l.Name, len(l.Value), opts.MaxLabelValueLength)
+		}
+		return nil
+	})
+}
+
+func checkTime(t int64, format Format, opts Options) error {
+	minT, maxT := opts.MinTime.UnixMilli(), opts.MaxTime.UnixMilli()
+	if t >= minT && t <= maxT {
+		return nil
+	}
+	if format == FormatPrometheus && t*1000 >= minT && t*1000 <= maxT {
+		return fmt.Errorf("timestamp %d is %s read as milliseconds (Prometheus text): it looks like seconds; OpenMetrics files, whose timestamps are seconds, end with \"# EOF\"", t, fmtMillis(t))
+	}
+	if format == FormatOpenMetrics && t/1000 >= minT && t/1000 <= maxT {
+		return fmt.Errorf("timestamp %s s is %s: OpenMetrics timestamps are seconds and this looks like milliseconds", fmtSeconds(t), fmtMillis(t))
+	}
+	return fmt.Errorf("timestamp %s is outside the plausible range %s to %s", fmtMillis(t), opts.MinTime.Format(time.DateOnly), opts.MaxTime.Format(time.DateOnly))
+}
+
+func fmtMillis(t int64) string {
+	return time.UnixMilli(t).UTC().Format(time.RFC3339Nano)
+}
+
+func fmtSeconds(ms int64) string {
+	return fmt.Sprintf("%.3f", float64(ms)/1000)
+}
+
+// entryBytes returns a slice of the input that lies on the entry's line.
+func entryBytes(p textparse.Parser, e textparse.Entry) []byte {
+	switch e {
+	case textparse.EntrySeries:
+		b, _, _ := p.Series()
+		return b
+	case textparse.EntryHelp:
+		b, _ := p.Help()
+		return b
+	case textparse.EntryType:
+		b, _ := p.Type()
+		return b
+	case textparse.EntryUnit:
+		b, _ := p.Unit()
+		return b
+	case textparse.EntryComment:
+		return p.Comment()
+	case textparse.EntryHistogram:
+		b, _, _, _ := p.Histogram()
+		return b
+	}
+	return nil
+}
+
+// lineIndex maps positions in the input to 1-based line numbers.
+type lineIndex struct {
+	data   []byte
+	starts []int // starts[i] is the offset where line i+1 begins
+}
+
+func newLineIndex(data []byte) *lineIndex {
+	starts := []int{0}
+	for i, c := range data {
+		if c == '\n' && i+1 < len(data) {
+			starts = append(starts, i+1)
+		}
+	}
+	return &lineIndex{data: data, starts: starts}
+}
+
+// lineOf returns the line of sub, a subslice of the input, or 0 when sub
+// does not point into the input.
+func (x *lineIndex) lineOf(sub []byte) int {
+	if sub == nil {
+		return 0
+	}
+	off := cap(x.data) - cap(sub)
+	if off < 0 || off > len(x.data) {
+		return 0
+	}
+	lo, hi := 0, len(x.starts)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if x.starts[mid] <= off {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// next returns the line after line, skipping blank lines when skipBlank.
+func (x *lineIndex) next(line int, skipBlank bool) int {
+	n := line + 1
+	for skipBlank && n <= len(x.starts) && x.isBlank(n) {
+		n++
+	}
+	return min(n, max(len(x.starts), 1))
+}
+
+func (x *lineIndex) isBlank(line int) bool {
+	start := x.starts[line-1]
+	end := len(x.data)
+	if line < len(x.starts) {
+		end = x.starts[line]
+	}
+	return len(bytes.TrimSpace(x.data[start:end])) == 0
+}

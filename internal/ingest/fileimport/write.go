@@ -1,0 +1,237 @@
+package fileimport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/oklog/ulid/v2"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/textparse"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb"
+)
+
+// Stats counts what was loaded.
+type Stats struct {
+	Files, Series, Samples, Duplicates int
+	// Blocks counts the TSDB blocks written (WriteBlocks only).
+	Blocks int
+	// MinT and MaxT are the oldest and newest timestamps in milliseconds.
+	MinT, MaxT int64
+}
+
+// Sum returns the totals over files (series are counted per file).
+func Sum(files []*File) Stats {
+	s := Stats{Files: len(files), MinT: math.MaxInt64, MaxT: math.MinInt64}
+	for _, f := range files {
+		s.Series += f.Series
+		s.Samples += f.Samples
+		s.Duplicates += f.Duplicates
+		if f.Samples > 0 {
+			s.MinT = min(s.MinT, f.MinT)
+			s.MaxT = max(s.MaxT, f.MaxT)
+		}
+	}
+	if s.Samples == 0 {
+		s.MinT, s.MaxT = 0, 0
+	}
+	return s
+}
+
+// each calls fn for every sample of f with a timestamp in [mint, maxt),
+// duplicates left out. It returns the smallest timestamp at or after maxt, or
+// math.MaxInt64 when there is none.
+func (f *File) each(mint, maxt int64, fn func(lset labels.Labels, t int64, v float64) error) (int64, error) {
+	p := f.parser()
+	next := int64(math.MaxInt64)
+	last := map[uint64]int64{}
+	var lset labels.Labels
+	for {
+		entry, err := p.Next()
+		if errors.Is(err, io.EOF) {
+			return next, nil
+		}
+		if err != nil {
+			return next, fmt.Errorf("%s: parse: %w", f.Name, err)
+		}
+		if entry != textparse.EntrySeries {
+			continue
+		}
+		_, tsp, v := p.Series()
+		t := f.defaultTime
+		if tsp != nil {
+			t = *tsp
+		}
+		if t < mint {
+			continue
+		}
+		if t >= maxt {
+			next = min(next, t)
+			continue
+		}
+		p.Labels(&lset)
+		h := lset.Hash()
+		if prev, ok := last[h]; ok && prev == t {
+			continue // a duplicate that validation accepted
+		}
+		last[h] = t
+		if err := fn(lset, t, v); err != nil {
+			return next, err
+		}
+	}
+}
+
+// Append writes every sample of files through app in commits of at most
+// batch samples. Samples older than what the appendable accepts (a TSDB
+// head's out-of-order window) fail; use WriteBlocks for old history.
+func Append(ctx context.Context, app storage.AppendableV2, files []*File, batch int) (Stats, error) {
+	if batch <= 0 {
+		batch = 10_000
+	}
+	for _, f := range files {
+		a := app.AppenderV2(ctx)
+		n := 0
+		_, err := f.each(math.MinInt64, math.MaxInt64, func(lset labels.Labels, t int64, v float64) error {
+			if _, err := a.Append(0, lset, 0, t, v, nil, nil, storage.AOptions{}); err != nil {
+				return fmt.Errorf("%s: append %s at %s: %w", f.Name, lset, fmtMillis(t), err)
+			}
+			if n++; n%batch == 0 {
+				if err := a.Commit(); err != nil {
+					return fmt.Errorf("%s: commit: %w", f.Name, err)
+				}
+				a = app.AppenderV2(ctx)
+			}
+			return ctx.Err()
+		})
+		if err != nil {
+			return Stats{}, errors.Join(err, a.Rollback())
+		}
+		if err := a.Commit(); err != nil {
+			return Stats{}, fmt.Errorf("%s: commit: %w", f.Name, err)
+		}
+	}
+	return Sum(files), nil
+}
+
+// WriteBlocks writes files as TSDB blocks of blockDuration (0 means the TSDB
+// default of 2h) into dir, which the caller has locked. Blocks are built in a
+// staging directory inside dir and moved into place only when all are
+// built; on error nothing is left behind. A crash mid-way leaves only the
+// staging directory, which the TSDB removes when it next opens dir.
+func WriteBlocks(ctx context.Context, dir string, files []*File, blockDuration int64, logger *slog.Logger) (Stats, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if blockDuration <= 0 {
+		blockDuration = tsdb.DefaultBlockDuration
+	}
+	stats := Sum(files)
+	if stats.Samples == 0 {
+		return stats, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Stats{}, fmt.Errorf("create data directory: %w", err)
+	}
+	staging := filepath.Join(dir, ulid.Make().String()+".tmp-for-creation")
+	if err := os.Mkdir(staging, 0o755); err != nil {
+		return Stats{}, fmt.Errorf("create staging directory: %w", err)
+	}
+	defer os.RemoveAll(staging)
+
+	ids, err := writeStaged(ctx, staging, files, stats.MinT, stats.MaxT, blockDuration, logger)
+	if err != nil {
+		return Stats{}, err
+	}
+	var moved []string
+	for _, id := range ids {
+		dst := filepath.Join(dir, id.String())
+		if err := os.Rename(filepath.Join(staging, id.String()), dst); err != nil {
+			for _, m := range moved {
+				_ = os.RemoveAll(m)
+			}
+			return Stats{}, fmt.Errorf("move block %s into %s: %w", id, dir, err)
+		}
+		moved = append(moved, dst)
+	}
+	stats.Blocks = len(ids)
+	return stats, nil
+}
+
+// writeStaged writes one block per block range, re-reading the files for
+// each range as promtool's backfill does, so that memory holds one range.
+func writeStaged(ctx context.Context, dir string, files []*File, mint, maxt, blockDuration int64, logger *slog.Logger) ([]ulid.ULID, error) {
+	var ids []ulid.ULID
+	start := blockDuration * floorDiv(mint, blockDuration)
+	for t := start; t <= maxt; {
+		id, next, err := writeRange(ctx, dir, files, t, t+blockDuration, blockDuration, logger)
+		if err != nil {
+			return nil, fmt.Errorf("write block %s to %s: %w", fmtMillis(t), fmtMillis(t+blockDuration), err)
+		}
+		if id != (ulid.ULID{}) {
+			ids = append(ids, id)
+		}
+		if next == math.MaxInt64 {
+			break
+		}
+		t = blockDuration * floorDiv(next, blockDuration)
+	}
+	return ids, nil
+}
+
+func writeRange(ctx context.Context, dir string, files []*File, mint, maxt, blockDuration int64, logger *slog.Logger) (_ ulid.ULID, next int64, err error) {
+	// The block writer accepts samples at most half a block older than the
+	// newest one; pretending the block is twice as large lets the whole
+	// range in, as promtool does.
+	w, err := tsdb.NewBlockWriter(logger, dir, 2*blockDuration)
+	if err != nil {
+		return ulid.ULID{}, 0, fmt.Errorf("block writer: %w", err)
+	}
+	defer func() { err = errors.Join(err, w.Close()) }()
+	const batch = 50_000
+	app := w.AppenderV2(ctx)
+	n := 0
+	next = math.MaxInt64
+	for _, f := range files {
+		nf, err := f.each(mint, maxt, func(lset labels.Labels, t int64, v float64) error {
+			if _, err := app.Append(0, lset, 0, t, v, nil, nil, storage.AOptions{}); err != nil {
+				return fmt.Errorf("%s: append %s at %s: %w", f.Name, lset, fmtMillis(t), err)
+			}
+			if n++; n%batch == 0 {
+				if err := app.Commit(); err != nil {
+					return fmt.Errorf("commit: %w", err)
+				}
+				app = w.AppenderV2(ctx)
+			}
+			return ctx.Err()
+		})
+		if err != nil {
+			return ulid.ULID{}, 0, errors.Join(err, app.Rollback())
+		}
+		next = min(next, nf)
+	}
+	if err := app.Commit(); err != nil {
+		return ulid.ULID{}, 0, fmt.Errorf("commit: %w", err)
+	}
+	if n == 0 {
+		return ulid.ULID{}, next, nil
+	}
+	id, err := w.Flush(ctx)
+	if err != nil && !errors.Is(err, tsdb.ErrNoSeriesAppended) {
+		return ulid.ULID{}, 0, fmt.Errorf("flush: %w", err)
+	}
+	return id, next, nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}

@@ -1,0 +1,338 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/prometheus/prometheus/tsdb/chunks"
+	"github.com/prometheus/prometheus/util/annotations"
+)
+
+// RemoteConfig configures a read-only Store over a Prometheus HTTP API.
+type RemoteConfig struct {
+	// URL is the API root, the part before /api/v1 (for example
+	// http://prometheus:9090 or http://mimir/prometheus).
+	URL string
+	// HTTPClient holds authentication and TLS settings.
+	HTTPClient commoncfg.HTTPClientConfig
+	// Timeout bounds one HTTP request.
+	Timeout time.Duration
+	// MaxResponseBytes bounds the size of one response body.
+	MaxResponseBytes int64
+	// Engine sets the limits of the local PromQL engine.
+	Engine EngineConfig
+}
+
+// DefaultRemoteConfig returns the defaults for url.
+func DefaultRemoteConfig(u string) RemoteConfig {
+	return RemoteConfig{
+		URL:              u,
+		HTTPClient:       commoncfg.DefaultHTTPClientConfig,
+		Timeout:          time.Minute,
+		MaxResponseBytes: 512 << 20,
+		Engine:           DefaultEngineConfig(),
+	}
+}
+
+// Validate reports the first invalid setting.
+func (c RemoteConfig) Validate() error {
+	u, err := url.Parse(c.URL)
+	switch {
+	case err != nil:
+		return fmt.Errorf("url %q: %w", c.URL, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("url %q: scheme must be http or https", c.URL)
+	case u.Host == "":
+		return fmt.Errorf("url %q: no host", c.URL)
+	case c.Timeout <= 0:
+		return fmt.Errorf("timeout must be positive, got %s", c.Timeout)
+	case c.MaxResponseBytes <= 0:
+		return fmt.Errorf("max response bytes must be positive, got %d", c.MaxResponseBytes)
+	}
+	if err := c.HTTPClient.Validate(); err != nil {
+		return fmt.Errorf("http client: %w", err)
+	}
+	return c.Engine.Validate()
+}
+
+// Remote is a read-only Store over any Prometheus-compatible HTTP API. It
+// fetches raw samples with range selectors and evaluates PromQL locally, so a
+// backend's dialect (MetricsQL's rate, for one) cannot change an answer.
+type Remote struct {
+	base    *url.URL
+	client  *http.Client
+	cfg     RemoteConfig
+	engine  *promql.Engine
+	now     func() time.Time
+	limitRd int64
+}
+
+var _ Store = (*Remote)(nil)
+
+// NewRemote returns a Store reading from cfg.URL. now is the clock; nil means
+// time.Now.
+func NewRemote(cfg RemoteConfig, now func() time.Time, logger *slog.Logger, reg prometheus.Registerer) (*Remote, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if now == nil {
+		now = time.Now
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	base, _ := url.Parse(strings.TrimSuffix(cfg.URL, "/"))
+	client, err := commoncfg.NewClientFromConfig(cfg.HTTPClient, "vigil")
+	if err != nil {
+		return nil, fmt.Errorf("http client for %s: %w", cfg.URL, err)
+	}
+	engine, err := newEngine(cfg.Engine, "", logger.With("component", "promql"), reg)
+	if err != nil {
+		return nil, err
+	}
+	return &Remote{base: base, client: client, cfg: cfg, engine: engine, now: now, limitRd: cfg.MaxResponseBytes}, nil
+}
+
+// Querier implements storage.Queryable.
+func (r *Remote) Querier(mint, maxt int64) (storage.Querier, error) {
+	return &remoteQuerier{r: r, mint: mint, maxt: maxt}, nil
+}
+
+// AppenderV2 implements storage.AppendableV2; every append fails with ErrReadOnly.
+func (r *Remote) AppenderV2(context.Context) storage.AppenderV2 { return readOnlyAppender{} }
+
+// Engine implements Store.
+func (r *Remote) Engine() promql.QueryEngine { return r.engine }
+
+// Now implements Store.
+func (r *Remote) Now() time.Time { return r.now() }
+
+// Close implements Store.
+func (r *Remote) Close() error {
+	r.client.CloseIdleConnections()
+	return r.engine.Close()
+}
+
+// apiResponse is the envelope of every Prometheus API answer.
+type apiResponse struct {
+	Status    string          `json:"status"`
+	Data      json.RawMessage `json:"data"`
+	ErrorType string          `json:"errorType"`
+	Error     string          `json:"error"`
+	Warnings  []string        `json:"warnings"`
+}
+
+// get calls path with params and decodes the envelope's data into out.
+func (r *Remote) get(ctx context.Context, path string, params url.Values, out any) (annotations.Annotations, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	u := *r.base
+	u.Path += path
+	body := params.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build request to %s: %w", u.Redacted(), err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", u.Redacted(), err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, r.limitRd+1))
+	if err != nil {
+		return nil, fmt.Errorf("read answer of %s: %w", u.Redacted(), err)
+	}
+	if int64(len(raw)) > r.limitRd {
+		return nil, fmt.Errorf("answer of %s is larger than %d bytes: narrow the window or the selector", u.Redacted(), r.limitRd)
+	}
+	var env apiResponse
+	if err := json.Unmarshal(raw, &env); err != nil {
+		return nil, fmt.Errorf("answer of %s (HTTP %d) is not Prometheus API JSON: %s", u.Redacted(), resp.StatusCode, snippet(raw))
+	}
+	if env.Status != "success" {
+		return nil, fmt.Errorf("%s answered HTTP %d %s: %s", u.Redacted(), resp.StatusCode, env.ErrorType, env.Error)
+	}
+	var warns annotations.Annotations
+	for _, w := range env.Warnings {
+		warns.Add(errors.New(w))
+	}
+	if err := json.Unmarshal(env.Data, out); err != nil {
+		return warns, fmt.Errorf("decode data of %s: %w", u.Redacted(), err)
+	}
+	return warns, nil
+}
+
+func snippet(b []byte) string {
+	const n = 120
+	s := strings.TrimSpace(string(b))
+	if len(s) > n {
+		s = s[:n] + "…"
+	}
+	return strconv.Quote(s)
+}
+
+func formatTime(ms int64) string {
+	return strconv.FormatFloat(float64(ms)/1000, 'f', 3, 64)
+}
+
+// selector renders matchers as a PromQL vector selector.
+func selector(ms []*labels.Matcher) string {
+	parts := make([]string, 0, len(ms))
+	for _, m := range ms {
+		parts = append(parts, m.String())
+	}
+	return "{" + strings.Join(parts, ",") + "}"
+}
+
+type remoteQuerier struct {
+	r          *Remote
+	mint, maxt int64
+}
+
+// Select fetches the raw samples in [mint, maxt] with one range selector,
+// evaluated at maxt over maxt-mint+1ms: Prometheus 3 (left-open) then returns
+// exactly [mint, maxt]; 2.x and other backends may return one more sample at
+// the left edge, which is filtered out here.
+func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
+	if q.maxt < q.mint {
+		return storage.EmptySeriesSet()
+	}
+	rng := q.maxt - q.mint + 1
+	params := url.Values{
+		"query": {fmt.Sprintf("%s[%dms]", selector(ms), rng)},
+		"time":  {formatTime(q.maxt)},
+	}
+	var data struct {
+		ResultType string       `json:"resultType"`
+		Result     model.Matrix `json:"result"`
+	}
+	warns, err := q.r.get(ctx, "/api/v1/query", params, &data)
+	if err != nil {
+		return storage.ErrSeriesSet(err)
+	}
+	if data.ResultType != "matrix" {
+		return storage.ErrSeriesSet(fmt.Errorf("range selector answered with %q, not a matrix", data.ResultType))
+	}
+	series := make([]storage.Series, 0, len(data.Result))
+	for _, ss := range data.Result {
+		lb := labels.NewScratchBuilder(len(ss.Metric))
+		for k, v := range ss.Metric {
+			lb.Add(string(k), string(v))
+		}
+		lb.Sort()
+		pts := make(fsamples, 0, len(ss.Values))
+		for _, p := range ss.Values {
+			t := int64(p.Timestamp)
+			if t < q.mint || t > q.maxt {
+				continue
+			}
+			pts = append(pts, fsample{t: t, f: float64(p.Value)})
+		}
+		if len(ss.Histograms) > 0 {
+			warns.Add(fmt.Errorf("remote store: native histogram samples of %s are not read yet", ss.Metric))
+		}
+		if len(pts) == 0 {
+			continue
+		}
+		series = append(series, &storage.SeriesEntry{
+			Lset: lb.Labels(),
+			SampleIteratorFn: func(chunkenc.Iterator) chunkenc.Iterator {
+				return storage.NewListSeriesIterator(pts)
+			},
+		})
+	}
+	slices.SortFunc(series, func(a, b storage.Series) int { return labels.Compare(a.Labels(), b.Labels()) })
+	return &listSeriesSet{series: series, idx: -1, warns: warns}
+}
+
+// LabelValues implements storage.LabelQuerier.
+func (q *remoteQuerier) LabelValues(ctx context.Context, name string, hints *storage.LabelHints, ms ...*labels.Matcher) ([]string, annotations.Annotations, error) {
+	var out []string
+	warns, err := q.r.get(ctx, "/api/v1/label/"+url.PathEscape(name)+"/values", q.labelParams(hints, ms), &out)
+	slices.Sort(out)
+	return out, warns, err
+}
+
+// LabelNames implements storage.LabelQuerier.
+func (q *remoteQuerier) LabelNames(ctx context.Context, hints *storage.LabelHints, ms ...*labels.Matcher) ([]string, annotations.Annotations, error) {
+	var out []string
+	warns, err := q.r.get(ctx, "/api/v1/labels", q.labelParams(hints, ms), &out)
+	slices.Sort(out)
+	return out, warns, err
+}
+
+func (q *remoteQuerier) labelParams(hints *storage.LabelHints, ms []*labels.Matcher) url.Values {
+	p := url.Values{"start": {formatTime(q.mint)}, "end": {formatTime(q.maxt)}}
+	if len(ms) > 0 {
+		p.Set("match[]", selector(ms))
+	}
+	if hints != nil && hints.Limit > 0 {
+		p.Set("limit", strconv.Itoa(hints.Limit))
+	}
+	return p
+}
+
+// Close implements storage.Querier.
+func (q *remoteQuerier) Close() error { return nil }
+
+type listSeriesSet struct {
+	series []storage.Series
+	idx    int
+	warns  annotations.Annotations
+}
+
+func (s *listSeriesSet) Next() bool {
+	s.idx++
+	return s.idx < len(s.series)
+}
+func (s *listSeriesSet) At() storage.Series                { return s.series[s.idx] }
+func (s *listSeriesSet) Err() error                        { return nil }
+func (s *listSeriesSet) Warnings() annotations.Annotations { return s.warns }
+
+// fsample is one float sample; fsamples implements storage.Samples.
+type fsample struct {
+	t int64
+	f float64
+}
+
+func (s fsample) T() int64                    { return s.t }
+func (s fsample) ST() int64                   { return 0 }
+func (s fsample) F() float64                  { return s.f }
+func (fsample) H() *histogram.Histogram       { return nil }
+func (fsample) FH() *histogram.FloatHistogram { return nil }
+func (fsample) Type() chunkenc.ValueType      { return chunkenc.ValFloat }
+func (s fsample) Copy() chunks.Sample         { return s }
+
+type fsamples []fsample
+
+func (s fsamples) Get(i int) chunks.Sample { return s[i] }
+func (s fsamples) Len() int                { return len(s) }
+
+// readOnlyAppender rejects every write.
+type readOnlyAppender struct{}
+
+func (readOnlyAppender) Append(storage.SeriesRef, labels.Labels, int64, int64, float64, *histogram.Histogram, *histogram.FloatHistogram, storage.AppendV2Options) (storage.SeriesRef, error) {
+	return 0, ErrReadOnly
+}
+func (readOnlyAppender) Commit() error   { return nil }
+func (readOnlyAppender) Rollback() error { return nil }
