@@ -293,7 +293,7 @@ func parseError(err error, format Format) error {
 }
 
 func checkLabels(lset labels.Labels, opts Options) error {
-	if lset.Get(labels.MetricName) == "" {
+	if lset.Get(model.MetricNameLabel) == "" {
 		return errors.New("series has no metric name")
 	}
 	if opts.MaxLabels > 0 && lset.Len() > opts.MaxLabels {

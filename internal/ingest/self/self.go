@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 	"github.com/prometheus/prometheus/storage"
@@ -104,7 +105,7 @@ func (i *Ingester) Once(ctx context.Context) error {
 			return errors.Join(fmt.Errorf("append %s: %w", lset, err), app.Rollback())
 		}
 	}
-	if _, err := app.Append(0, labels.FromStrings(labels.MetricName, "up", "job", "vigil", "instance", i.instance), 0, ts, 1, nil, nil, storage.AOptions{}); err != nil {
+	if _, err := app.Append(0, labels.FromStrings(model.MetricNameLabel, "up", "job", "vigil", "instance", i.instance), 0, ts, 1, nil, nil, storage.AOptions{}); err != nil {
 		return errors.Join(fmt.Errorf("append up: %w", err), app.Rollback())
 	}
 	return app.Commit()
