@@ -1,17 +1,14 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
-	"go.yaml.in/yaml/v3"
 )
 
 // Config is the content of vigil.yaml.
@@ -29,7 +26,9 @@ type StorageConfig struct {
 	// Retention is how long samples are kept.
 	Retention model.Duration `yaml:"retention"`
 	// OutOfOrderWindow is how far behind the newest sample live ingestion
-	// still accepts samples; older history is imported as blocks.
+	// still accepts samples; older history is imported as blocks. A file
+	// that does not set it gets the default or Retention, whichever is
+	// shorter.
 	OutOfOrderWindow model.Duration `yaml:"out_of_order_window"`
 	// MaxExemplars sizes the exemplar buffer; 0 turns exemplars off.
 	MaxExemplars int64 `yaml:"max_exemplars"`
@@ -92,7 +91,8 @@ func Default() Config {
 type FieldError struct {
 	// Field is the dotted YAML path, e.g. "storage.retention".
 	Field string
-	Msg   string
+	// Msg says what is wrong with the value.
+	Msg string
 }
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
@@ -108,9 +108,9 @@ func (c *Config) Validate() error {
 	case strings.TrimSpace(s.DataDir) == "":
 		return fieldErr("storage.data_dir", "must not be empty")
 	case s.Retention <= 0:
-		return fieldErr("storage.retention", "must be positive, got %s", s.Retention)
+		return fieldErr("storage.retention", "must be positive, got %s", fmtDuration(s.Retention))
 	case s.OutOfOrderWindow < 0:
-		return fieldErr("storage.out_of_order_window", "must not be negative, got %s", s.OutOfOrderWindow)
+		return fieldErr("storage.out_of_order_window", "must not be negative, got %s", fmtDuration(s.OutOfOrderWindow))
 	case s.OutOfOrderWindow > s.Retention:
 		return fieldErr("storage.out_of_order_window", "%s is longer than storage.retention (%s)", s.OutOfOrderWindow, s.Retention)
 	case s.MaxExemplars < 0:
@@ -130,70 +130,31 @@ func (c *Config) Validate() error {
 	case c.Self.Enabled && c.Self.Interval < model.Duration(time.Second):
 		return fieldErr("self_monitoring.interval", "must be at least 1s, got %s", c.Self.Interval)
 	}
-	if _, _, err := net.SplitHostPort(w.Listen); err != nil {
-		return fieldErr("web.listen", "%q is not host:port: %v", w.Listen, err)
+	return validateListen("web.listen", w.Listen)
+}
+
+// validateListen checks a listen address: host:port with a numeric port
+// (0 picks a free one); an empty host means every interface.
+func validateListen(field, addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			return fieldErr(field, "%q is not host:port (%s)", addr, ae.Err)
+		}
+		return fieldErr(field, "%q is not host:port", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fieldErr(field, "port %q of %q is not a number from 0 to 65535", port, addr)
 	}
 	return nil
 }
 
-// Load reads and validates the file at path; fields it does not set keep
-// their defaults.
-func Load(path string) (*Config, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+// fmtDuration prints d as Prometheus does, and negative durations (which
+// model.Duration prints as 0s) with their sign.
+func fmtDuration(d model.Duration) string {
+	if d < 0 {
+		return "-" + (-d).String()
 	}
-	return Parse(path, b)
-}
-
-// Parse decodes and validates b; name prefixes errors.
-func Parse(name string, b []byte) (*Config, error) {
-	cfg := Default()
-	var root yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&root); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	if root.Kind != 0 {
-		// Decode the node again with unknown fields rejected.
-		dec := yaml.NewDecoder(bytes.NewReader(b))
-		dec.KnownFields(true)
-		if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
-		}
-	}
-	if err := cfg.Validate(); err != nil {
-		var fe *FieldError
-		if errors.As(err, &fe) {
-			if line := lineOf(&root, strings.Split(fe.Field, ".")); line > 0 {
-				return nil, fmt.Errorf("%s:%d: %w", name, line, err)
-			}
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return &cfg, nil
-}
-
-// lineOf returns the line of the value at path in the document, or 0.
-func lineOf(n *yaml.Node, path []string) int {
-	if n.Kind == yaml.DocumentNode && len(n.Content) > 0 {
-		n = n.Content[0]
-	}
-	for _, key := range path {
-		if n.Kind != yaml.MappingNode {
-			return 0
-		}
-		var found *yaml.Node
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			if n.Content[i].Value == key {
-				found = n.Content[i+1]
-				break
-			}
-		}
-		if found == nil {
-			return 0
-		}
-		n = found
-	}
-	return n.Line
+	return d.String()
 }

@@ -1,0 +1,157 @@
+package config
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected errors in testdata/bad/*.err")
+
+func TestDefaultIsValid(t *testing.T) {
+	cfg := Default()
+	require.NoError(t, cfg.Validate())
+}
+
+// TestExampleListsDefaults keeps examples/vigil.yaml true to its claim that
+// it lists the defaults.
+func TestExampleListsDefaults(t *testing.T) {
+	cfg, err := Load(filepath.Join("..", "..", "examples", "vigil.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, Default(), *cfg)
+}
+
+func TestGood(t *testing.T) {
+	tests := map[string]func(*Config){
+		"empty.yml":         func(*Config) {},
+		"comments_only.yml": func(*Config) {},
+		"empty_values.yml":  func(*Config) {},
+		"partial.yml": func(c *Config) {
+			c.Storage.Retention = model.Duration(30 * 24 * time.Hour)
+			c.Web.Listen = "127.0.0.1:9701"
+		},
+		"short_retention.yml": func(c *Config) {
+			c.Storage.Retention = model.Duration(6 * time.Hour)
+			c.Storage.OutOfOrderWindow = model.Duration(6 * time.Hour)
+		},
+		"self_monitoring_off.yml": func(c *Config) {
+			c.Self.Enabled = false
+			c.Self.Interval = 0
+		},
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "good", "*.yml"))
+	require.NoError(t, err)
+	require.Len(t, files, len(tests), "every file in testdata/good has a case here")
+	for name, edit := range tests {
+		t.Run(name, func(t *testing.T) {
+			want := Default()
+			edit(&want)
+			got, err := Load(filepath.Join("testdata", "good", name))
+			require.NoError(t, err)
+			require.Equal(t, want, *got)
+		})
+	}
+}
+
+// syntaxOnly says whether the error of a bad file comes from the YAML
+// syntax or the file's shape rather than from one field.
+func syntaxOnly(name string) bool {
+	return strings.HasPrefix(name, "invalid_yaml") || name == "two_documents.yml" || name == "not_a_mapping.yml"
+}
+
+// TestBad checks each file in testdata/bad against the error in its .err
+// sibling (go test -update rewrites them). Every error is one line, names
+// the file and a line, and, unless the YAML itself is broken, the field.
+func TestBad(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "bad", "*.yml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	located := regexp.MustCompile(`^` + regexp.QuoteMeta("testdata/bad/") + `[a-z_]+\.yml:[1-9][0-9]*: `)
+	for _, path := range files {
+		name := filepath.Base(path)
+		t.Run(strings.TrimSuffix(name, ".yml"), func(t *testing.T) {
+			_, err := Load(path)
+			require.Error(t, err)
+			msg := err.Error()
+			require.NotContains(t, msg, "\n")
+			require.Regexp(t, located, msg)
+			if !syntaxOnly(name) {
+				var fe *FieldError
+				require.True(t, errors.As(err, &fe), "a *FieldError in %q", msg)
+				require.Contains(t, msg, ": "+fe.Field+": ")
+			}
+			golden := strings.TrimSuffix(path, ".yml") + ".err"
+			if *update {
+				require.NoError(t, os.WriteFile(golden, []byte(msg+"\n"), 0o644))
+			}
+			want, err := os.ReadFile(golden)
+			require.NoError(t, err)
+			require.Equal(t, strings.TrimSpace(string(want)), msg)
+		})
+	}
+}
+
+func TestLoadMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "vigil.yaml"))
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.Contains(t, err.Error(), "read config: ")
+}
+
+func TestValidate(t *testing.T) {
+	f := func(edit func(*Config), field, msg string) {
+		t.Helper()
+		cfg := Default()
+		edit(&cfg)
+		err := cfg.Validate()
+		var fe *FieldError
+		require.True(t, errors.As(err, &fe), "want a *FieldError, got %v", err)
+		require.Equal(t, field, fe.Field)
+		require.Equal(t, field+": "+msg, err.Error())
+	}
+	f(func(c *Config) { c.Storage.DataDir = " " }, "storage.data_dir", "must not be empty")
+	f(func(c *Config) { c.Storage.Retention = -model.Duration(time.Millisecond) }, "storage.retention", "must be positive, got -1ms")
+	f(func(c *Config) { c.Storage.OutOfOrderWindow = -model.Duration(time.Hour) }, "storage.out_of_order_window", "must not be negative, got -1h")
+	f(func(c *Config) { c.Query.Timeout = 0 }, "query.timeout", "must be positive, got 0s")
+	f(func(c *Config) { c.Query.MaxConcurrency = 0 }, "query.max_concurrency", "must be positive, got 0")
+	f(func(c *Config) { c.Query.LookbackDelta = 0 }, "query.lookback_delta", "must be positive, got 0s")
+	f(func(c *Config) { c.Web.ReadTimeout = 0 }, "web.read_timeout", "must be positive, got 0s")
+	f(func(c *Config) { c.Web.MaxConnections = -1 }, "web.max_connections", "must not be negative, got -1")
+	f(func(c *Config) { c.Web.Listen = "" }, "web.listen", `"" is not host:port (missing port in address)`)
+	f(func(c *Config) { c.Web.Listen = "127.0.0.1:http" }, "web.listen", `port "http" of "127.0.0.1:http" is not a number from 0 to 65535`)
+
+	for _, listen := range []string{":9700", "127.0.0.1:0", "[::1]:9700", "localhost:9700"} {
+		cfg := Default()
+		cfg.Web.Listen = listen
+		require.NoError(t, cfg.Validate(), listen)
+	}
+}
+
+// FuzzParse checks that no input panics and that whatever Parse accepts is
+// valid.
+func FuzzParse(f *testing.F) {
+	for _, dir := range []string{"good", "bad"} {
+		files, err := filepath.Glob(filepath.Join("testdata", dir, "*.yml"))
+		require.NoError(f, err)
+		for _, p := range files {
+			b, err := os.ReadFile(p)
+			require.NoError(f, err)
+			f.Add(b)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cfg, err := Parse("fuzz.yml", b)
+		if err != nil {
+			require.Nil(t, cfg)
+			return
+		}
+		require.NoError(t, cfg.Validate())
+	})
+}
