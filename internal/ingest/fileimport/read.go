@@ -215,9 +215,13 @@ type seriesState struct {
 // validate parses the whole file once: syntax, labels, timestamps, order.
 func (f *File) validate(opts Options) error {
 	lines := newLineIndex(f.data)
+	skipBlank := f.Format == FormatPrometheus
 	p := f.parser()
 	seen := map[uint64]seriesState{}
-	lastLine := 0
+	// lastEnd is the line on which the last entry returned by the parser
+	// ended: a parse error lies on the first line after it that the parser
+	// does not skip.
+	lastEnd := 0
 	f.MinT, f.MaxT = math.MaxInt64, math.MinInt64
 	var lset labels.Labels
 	for {
@@ -226,13 +230,14 @@ func (f *File) validate(opts Options) error {
 			break
 		}
 		if err != nil {
-			return &LineError{File: f.Name, Line: lines.next(lastLine, f.Format == FormatPrometheus), Err: parseError(err, f.Format)}
+			return f.parseError(lines, lastEnd, err, opts)
 		}
-		line := lines.lineOf(entryBytes(p, entry))
+		line, end := lines.span(entryBytes(p, entry))
 		if line == 0 {
-			line = lines.next(lastLine, f.Format == FormatPrometheus)
+			line = lines.after(lastEnd, skipBlank)
+			end = line
 		}
-		lastLine = line
+		lastEnd = end
 		switch entry {
 		case textparse.EntrySeries:
 		case textparse.EntryHistogram:
@@ -242,6 +247,8 @@ func (f *File) validate(opts Options) error {
 		}
 		_, tsp, v := p.Series()
 		p.Labels(&lset)
+		// A label with an empty value is no label at all, as in a scrape.
+		lset = lset.WithoutEmpty()
 		if err := checkLabels(lset, opts); err != nil {
 			return &LineError{File: f.Name, Line: line, Err: err}
 		}
@@ -251,6 +258,8 @@ func (f *File) validate(opts Options) error {
 			if err := checkTime(t, f.Format, opts); err != nil {
 				return &LineError{File: f.Name, Line: line, Err: err}
 			}
+		} else if err := checkDefaultTime(opts); err != nil {
+			return &LineError{File: f.Name, Line: line, Err: err}
 		}
 		h := lset.Hash()
 		prev, ok := seen[h]
@@ -270,6 +279,17 @@ func (f *File) validate(opts Options) error {
 		f.MinT = min(f.MinT, t)
 		f.MaxT = max(f.MaxT, t)
 	}
+	// The Prometheus text parser takes a NUL byte at the start of a line for
+	// the end of the input: whatever follows would be silently dropped.
+	if skipBlank {
+		if line := lines.after(lastEnd, true); line > 0 {
+			msg := "unexpected content after the end of the input"
+			if bytes.IndexByte(lines.text(line), 0) >= 0 {
+				msg = "NUL byte: the file is binary or corrupt and cannot be read past this line"
+			}
+			return &LineError{File: f.Name, Line: line, Err: errors.New(msg)}
+		}
+	}
 	if f.Samples == 0 {
 		f.MinT, f.MaxT = 0, 0
 	}
@@ -280,29 +300,44 @@ func sameValue(a, b float64) bool {
 	return math.Float64bits(a) == math.Float64bits(b) || (math.IsNaN(a) && math.IsNaN(b))
 }
 
-// parseError rewords the parsers' messages where they mislead.
-func parseError(err error, format Format) error {
+// parseError places a parser's error on its line and rewords the parsers'
+// messages where they mislead.
+func (f *File) parseError(lines *lineIndex, lastEnd int, err error, opts Options) error {
+	line := lines.after(lastEnd, f.Format == FormatPrometheus)
+	if line == 0 {
+		// The input ended in the middle of an entry or without "# EOF".
+		line = lines.count()
+	}
 	msg := err.Error()
-	if format == FormatPrometheus && strings.Contains(msg, "# EOF") {
-		return fmt.Errorf("%w (read as Prometheus text because the file does not end with \"# EOF\")", err)
+	text := lines.text(line)
+	switch {
+	case bytes.IndexByte(text, '\r') >= 0:
+		err = fmt.Errorf("%w (the line ends in a carriage return: Windows line endings are not valid, convert the file to LF line endings)", err)
+	case f.Format == FormatOpenMetrics && string(text) == "\n":
+		err = fmt.Errorf("%w (blank lines are not allowed in OpenMetrics)", err)
+	case f.Format == FormatOpenMetrics && strings.Contains(msg, "data does not end with # EOF"):
+		err = fmt.Errorf("%w: the file is truncated", err)
+	case f.Format == FormatOpenMetrics && strings.Contains(msg, "unexpected data after # EOF"):
+		// The parser has read the "# EOF" line; what it objects to follows.
+		if string(bytes.TrimRight(text, "\n")) == "# EOF" && line < lines.count() {
+			line++
+		}
+	case f.Format == FormatPrometheus && opts.Format == FormatAuto && strings.Contains(msg, `after timestamp, got "."`):
+		err = fmt.Errorf("%w (read as Prometheus text, whose timestamps are integer milliseconds, because the file does not end with \"# EOF\": if it is OpenMetrics, it is truncated)", err)
 	}
-	if format == FormatOpenMetrics && strings.Contains(msg, "data does not end with # EOF") {
-		return fmt.Errorf("%w: the file is truncated", err)
-	}
-	return err
+	return &LineError{File: f.Name, Line: line, Err: err}
 }
 
 func checkLabels(lset labels.Labels, opts Options) error {
-	if lset.Get(model.MetricNameLabel) == "" {
+	if lset.Get(labels.MetricName) == "" {
 		return errors.New("series has no metric name")
 	}
 	if opts.MaxLabels > 0 && lset.Len() > opts.MaxLabels {
 		return fmt.Errorf("series has %d labels, more than the limit of %d", lset.Len(), opts.MaxLabels)
 	}
-	if name, dup := lset.HasDuplicateLabelNames(); dup {
-		return fmt.Errorf("label %q appears twice", name)
-	}
-	return lset.Validate(func(l labels.Label) error {
+	// Names are checked before duplicates: HasDuplicateLabelNames takes an
+	// empty first name for a repeat.
+	err := lset.Validate(func(l labels.Label) error {
 		switch {
 		case !model.UTF8Validation.IsValidLabelName(l.Name):
 			return fmt.Errorf("invalid label name %q", l.Name)
@@ -315,6 +350,13 @@ func checkLabels(lset labels.Labels, opts Options) error {
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if name, dup := lset.HasDuplicateLabelNames(); dup {
+		return fmt.Errorf("label %q appears twice", name)
+	}
+	return nil
 }
 
 func checkTime(t int64, format Format, opts Options) error {
@@ -322,13 +364,23 @@ func checkTime(t int64, format Format, opts Options) error {
 	if t >= minT && t <= maxT {
 		return nil
 	}
-	if format == FormatPrometheus && t*1000 >= minT && t*1000 <= maxT {
+	// The bounds are divided rather than t multiplied, which could overflow.
+	if format == FormatPrometheus && t >= minT/1000 && t <= maxT/1000 {
 		return fmt.Errorf("timestamp %d is %s read as milliseconds (Prometheus text): it looks like seconds; OpenMetrics files, whose timestamps are seconds, end with \"# EOF\"", t, fmtMillis(t))
 	}
 	if format == FormatOpenMetrics && t/1000 >= minT && t/1000 <= maxT {
 		return fmt.Errorf("timestamp %s s is %s: OpenMetrics timestamps are seconds and this looks like milliseconds", fmtSeconds(t), fmtMillis(t))
 	}
 	return fmt.Errorf("timestamp %s is outside the plausible range %s to %s", fmtMillis(t), opts.MinTime.Format(time.DateOnly), opts.MaxTime.Format(time.DateOnly))
+}
+
+// checkDefaultTime checks the time given to samples without a timestamp.
+func checkDefaultTime(opts Options) error {
+	t := opts.DefaultTime
+	if t.Before(opts.MinTime) || t.After(opts.MaxTime) {
+		return fmt.Errorf("sample has no timestamp and the time given to such samples, %s, is outside the plausible range %s to %s", t.UTC().Format(time.RFC3339), opts.MinTime.Format(time.DateOnly), opts.MaxTime.Format(time.DateOnly))
+	}
+	return nil
 }
 
 func fmtMillis(t int64) string {
@@ -379,16 +431,26 @@ func newLineIndex(data []byte) *lineIndex {
 	return &lineIndex{data: data, starts: starts}
 }
 
-// lineOf returns the line of sub, a subslice of the input, or 0 when sub
-// does not point into the input.
-func (x *lineIndex) lineOf(sub []byte) int {
+// count returns the number of lines.
+func (x *lineIndex) count() int { return len(x.starts) }
+
+// span returns the lines on which sub, a subslice of the input, begins and
+// ends, or zeros when sub does not point into the input. The parsers return
+// subslices of the input they were given, which is x.data itself, so the
+// offset of sub is the difference of the capacities.
+func (x *lineIndex) span(sub []byte) (first, last int) {
 	if sub == nil {
-		return 0
+		return 0, 0
 	}
 	off := cap(x.data) - cap(sub)
-	if off < 0 || off > len(x.data) {
-		return 0
+	if off < 0 || off+len(sub) > len(x.data) || len(x.data) == 0 {
+		return 0, 0
 	}
+	return x.lineAt(off), x.lineAt(max(off+len(sub)-1, off))
+}
+
+// lineAt returns the line holding the byte at off.
+func (x *lineIndex) lineAt(off int) int {
 	lo, hi := 0, len(x.starts)
 	for lo < hi {
 		mid := (lo + hi) / 2
@@ -401,20 +463,34 @@ func (x *lineIndex) lineOf(sub []byte) int {
 	return lo
 }
 
-// next returns the line after line, skipping blank lines when skipBlank.
-func (x *lineIndex) next(line int, skipBlank bool) int {
+// after returns the first line after line, skipping the blank lines the
+// Prometheus text parser skips when skipBlank, or 0 when there is none.
+func (x *lineIndex) after(line int, skipBlank bool) int {
 	n := line + 1
 	for skipBlank && n <= len(x.starts) && x.isBlank(n) {
 		n++
 	}
-	return min(n, max(len(x.starts), 1))
+	if n > len(x.starts) {
+		return 0
+	}
+	return n
 }
 
-func (x *lineIndex) isBlank(line int) bool {
-	start := x.starts[line-1]
+// text returns the bytes of line, its newline included.
+func (x *lineIndex) text(line int) []byte {
+	if line < 1 || line > len(x.starts) {
+		return nil
+	}
 	end := len(x.data)
 	if line < len(x.starts) {
 		end = x.starts[line]
 	}
-	return len(bytes.TrimSpace(x.data[start:end])) == 0
+	return x.data[x.starts[line-1]:end]
+}
+
+// isBlank says whether line holds only spaces and tabs, which is what the
+// Prometheus text parser skips (a carriage return or any other white space
+// is an error to it).
+func (x *lineIndex) isBlank(line int) bool {
+	return len(bytes.Trim(x.text(line), " \t\n")) == 0
 }

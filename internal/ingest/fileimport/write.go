@@ -76,6 +76,7 @@ func (f *File) each(mint, maxt int64, fn func(lset labels.Labels, t int64, v flo
 			continue
 		}
 		p.Labels(&lset)
+		lset = lset.WithoutEmpty()
 		h := lset.Hash()
 		if prev, ok := last[h]; ok && prev == t {
 			continue // a duplicate that validation accepted
