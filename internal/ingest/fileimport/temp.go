@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"time"
 
@@ -29,8 +30,9 @@ func OpenTemp(ctx context.Context, files []*File, now func() time.Time, logger *
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
 	cfg := store.DefaultEmbeddedConfig(dir)
-	// Retention counts back from the newest block: keep everything loaded.
-	cfg.Retention = 100 * 365 * 24 * time.Hour
+	// Retention counts back from the newest block: keep everything loaded,
+	// whatever its span (the plausible range of Options is two centuries).
+	cfg.Retention = time.Duration(math.MaxInt64)
 	cfg.OutOfOrderWindow = 0
 	s, err := store.OpenEmbedded(cfg, now, logger, nil)
 	if err != nil {
