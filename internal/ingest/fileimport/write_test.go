@@ -321,7 +321,9 @@ type failingAppendable struct {
 	commits   int
 }
 
-func (f *failingAppendable) AppenderV2(context.Context) storage.AppenderV2 { return &failingAppender{f} }
+func (f *failingAppendable) AppenderV2(context.Context) storage.AppenderV2 {
+	return &failingAppender{f}
+}
 
 type failingAppender struct{ f *failingAppendable }
 
