@@ -1,0 +1,246 @@
+package remotewrite
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/golang/snappy"
+	remoteapi "github.com/prometheus/client_golang/exp/api/remote"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/storage"
+)
+
+// Rejection reasons, the values of the reason label of Vigil's metrics.
+const (
+	reasonBodyTooLarge      = "body_too_large"
+	reasonDecodedTooLarge   = "decoded_too_large"
+	reasonBadSnappy         = "bad_snappy"
+	reasonBadProtobuf       = "bad_protobuf"
+	reasonContentType       = "unsupported_content_type"
+	reasonEncoding          = "unsupported_encoding"
+	reasonMethod            = "method_not_allowed"
+	reasonSamplesPerRequest = "samples_per_request"
+	reasonOverloaded        = "overloaded"
+	reasonInvalidLabels     = "invalid_labels"
+	reasonLabelCount        = "label_count"
+	reasonLabelNameLength   = "label_name_length"
+	reasonLabelValueLength  = "label_value_length"
+	reasonActiveSeries      = "active_series"
+	reasonOutOfOrder        = "out_of_order"
+	reasonTooOld            = "too_old"
+	reasonOutOfBounds       = "out_of_bounds"
+	reasonDuplicate         = "duplicate_timestamp"
+	reasonBadHistogram      = "bad_histogram"
+	reasonEmptySeries       = "empty_series"
+	reasonStorage           = "storage_error"
+)
+
+// ActiveSeries is what the active-series limit needs from the store.
+type ActiveSeries interface {
+	// NumSeries returns the number of series in the head.
+	NumSeries() uint64
+	// SeriesExists reports whether the head holds exactly lset.
+	SeriesExists(ctx context.Context, lset labels.Labels) (bool, error)
+}
+
+// Options configure the receiver.
+type Options struct {
+	// Appendable receives the samples; its appenders must implement
+	// storage.ExemplarAppenderV2 for exemplars to be kept.
+	Appendable storage.AppendableV2
+	// Series enforces Limits.MaxActiveSeries; nil turns that limit off.
+	Series ActiveSeries
+	Limits Limits
+	// Now is the clock; samples more than 10 minutes ahead of it are rejected.
+	Now        func() time.Time
+	Logger     *slog.Logger
+	Registerer prometheus.Registerer
+}
+
+// Handler is the remote-write receiver.
+type Handler struct {
+	opts     Options
+	inflight chan struct{}
+	next     http.Handler
+	m        *metrics
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// New returns the receiver. It fails when the limits are invalid.
+func New(opts Options) (*Handler, error) {
+	if opts.Appendable == nil {
+		return nil, fmt.Errorf("remote write: no appendable")
+	}
+	if err := opts.Limits.Validate(); err != nil {
+		return nil, fmt.Errorf("remote write limits: %w", err)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	h := &Handler{
+		opts:     opts,
+		inflight: make(chan struct{}, opts.Limits.MaxInflightRequests),
+		m:        newMetrics(opts.Registerer),
+	}
+	h.next = remoteapi.NewWriteHandler(&writeStore{h: h},
+		remoteapi.MessageTypes{remoteapi.WriteV1MessageType, remoteapi.WriteV2MessageType},
+		remoteapi.WithWriteHandlerLogger(opts.Logger),
+		remoteapi.WithWriteHandlerMiddlewares(h.decode))
+	return h, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w}
+	defer func() { h.m.requests.WithLabelValues(strconv.Itoa(rec.code())).Inc() }()
+	if r.Method != http.MethodPost {
+		h.reject(rec, http.StatusMethodNotAllowed, reasonMethod, "remote write takes POST, got "+r.Method)
+		return
+	}
+	if _, err := remoteapi.ParseProtoMsg(contentType(r)); err != nil {
+		h.reject(rec, http.StatusUnsupportedMediaType, reasonContentType, "unsupported content type: "+err.Error())
+		return
+	}
+	select {
+	case h.inflight <- struct{}{}:
+	default:
+		rec.Header().Set("Retry-After", "1")
+		h.reject(rec, http.StatusServiceUnavailable, reasonOverloaded,
+			fmt.Sprintf("overloaded: %d requests already in flight (limit max_inflight_requests): retry later", h.opts.Limits.MaxInflightRequests))
+		return
+	}
+	h.m.inflight.Inc()
+	defer func() { <-h.inflight; h.m.inflight.Dec() }()
+	h.next.ServeHTTP(rec, r)
+}
+
+func contentType(r *http.Request) string {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		return ct
+	}
+	return "application/x-protobuf"
+}
+
+func (h *Handler) reject(w http.ResponseWriter, code int, reason, msg string) {
+	h.m.rejectedRequests.WithLabelValues(reason).Inc()
+	h.opts.Logger.Debug("remote write rejected", "code", code, "reason", reason, "msg", msg)
+	http.Error(w, msg, code)
+}
+
+// decode reads the body within the size limits and snappy-decodes it.
+func (h *Handler) decode(next http.Handler) http.Handler {
+	lim := h.opts.Limits
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if enc := r.Header.Get("Content-Encoding"); enc != "" && enc != string(remoteapi.SnappyBlockCompression) {
+			h.reject(w, http.StatusUnsupportedMediaType, reasonEncoding, fmt.Sprintf("unsupported content encoding %q: remote write is snappy", enc))
+			return
+		}
+		if r.ContentLength > lim.MaxBodyBytes {
+			h.reject(w, http.StatusRequestEntityTooLarge, reasonBodyTooLarge,
+				fmt.Sprintf("request body of %d bytes is over the limit max_request_body_bytes=%d", r.ContentLength, lim.MaxBodyBytes))
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, lim.MaxBodyBytes+1))
+		if err != nil {
+			h.reject(w, http.StatusBadRequest, reasonBadSnappy, "read request body: "+err.Error())
+			return
+		}
+		if int64(len(body)) > lim.MaxBodyBytes {
+			h.reject(w, http.StatusRequestEntityTooLarge, reasonBodyTooLarge,
+				fmt.Sprintf("request body is over the limit max_request_body_bytes=%d", lim.MaxBodyBytes))
+			return
+		}
+		n, err := snappy.DecodedLen(body)
+		if err != nil {
+			h.reject(w, http.StatusBadRequest, reasonBadSnappy, "body is not snappy block-compressed: "+err.Error())
+			return
+		}
+		if int64(n) > lim.MaxDecodedBytes {
+			h.reject(w, http.StatusRequestEntityTooLarge, reasonDecodedTooLarge,
+				fmt.Sprintf("decompressed body of %d bytes is over the limit max_decoded_body_bytes=%d", n, lim.MaxDecodedBytes))
+			return
+		}
+		decoded, err := snappy.Decode(nil, body)
+		if err != nil {
+			h.reject(w, http.StatusBadRequest, reasonBadSnappy, "body is not snappy block-compressed: "+err.Error())
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(decoded))
+		r.Header.Del("Content-Encoding")
+		next.ServeHTTP(w, r)
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+func (s *statusRecorder) code() int {
+	if s.status == 0 {
+		return http.StatusOK
+	}
+	return s.status
+}
+
+type metrics struct {
+	requests         *prometheus.CounterVec
+	rejectedRequests *prometheus.CounterVec
+	rejectedSamples  *prometheus.CounterVec
+	samples          prometheus.Counter
+	inflight         prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_remote_write_requests_total",
+			Help: "Remote-write requests by HTTP status code.",
+		}, []string{"code"}),
+		rejectedRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_remote_write_rejected_requests_total",
+			Help: "Remote-write requests rejected as a whole, by reason.",
+		}, []string{"reason"}),
+		rejectedSamples: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_remote_write_rejected_samples_total",
+			Help: "Samples (floats, histograms) of remote-write requests not stored, by reason.",
+		}, []string{"reason"}),
+		samples: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_remote_write_samples_total",
+			Help: "Samples (floats, histograms) stored from remote write.",
+		}),
+		inflight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vigil_remote_write_inflight_requests",
+			Help: "Remote-write requests being stored now.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.requests, m.rejectedRequests, m.rejectedSamples, m.samples, m.inflight)
+	}
+	return m
+}

@@ -1,0 +1,367 @@
+package remotewrite
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gogo/protobuf/proto"
+	remoteapi "github.com/prometheus/client_golang/exp/api/remote"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/exemplar"
+	"github.com/prometheus/prometheus/model/histogram"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/prompb"
+	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
+	"github.com/prometheus/prometheus/storage"
+)
+
+// maxAhead is how far in the future a sample may be, as in Prometheus.
+const maxAhead = 10 * time.Minute
+
+// writeStore decodes a request and stores it; it implements the remote API
+// library's storage interface.
+type writeStore struct{ h *Handler }
+
+// Store decodes the (decompressed) body and appends it.
+func (s *writeStore) Store(r *http.Request, msgType remoteapi.WriteMessageType) (*remoteapi.WriteResponse, error) {
+	wr := remoteapi.NewWriteResponse()
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		wr.SetStatusCode(http.StatusBadRequest)
+		return wr, fmt.Errorf("read request body: %w", err)
+	}
+	w := s.h.newBatch(r)
+	var code int
+	if msgType == remoteapi.WriteV1MessageType {
+		var req prompb.WriteRequest
+		if err := proto.Unmarshal(body, &req); err != nil {
+			return s.h.fail(wr, http.StatusBadRequest, reasonBadProtobuf, fmt.Errorf("decode remote write 1.0 request: %w", err))
+		}
+		if n := countV1(&req); s.h.opts.Limits.MaxSamplesPerRequest > 0 && n > s.h.opts.Limits.MaxSamplesPerRequest {
+			return s.h.fail(wr, http.StatusRequestEntityTooLarge, reasonSamplesPerRequest,
+				fmt.Errorf("request has %d samples, over the limit max_samples_per_request=%d: send smaller batches", n, s.h.opts.Limits.MaxSamplesPerRequest))
+		}
+		code, err = w.writeV1(&req)
+	} else {
+		var req writev2.Request
+		if err := proto.Unmarshal(body, &req); err != nil {
+			return s.h.fail(wr, http.StatusBadRequest, reasonBadProtobuf, fmt.Errorf("decode remote write 2.0 request: %w", err))
+		}
+		if n := countV2(&req); s.h.opts.Limits.MaxSamplesPerRequest > 0 && n > s.h.opts.Limits.MaxSamplesPerRequest {
+			return s.h.fail(wr, http.StatusRequestEntityTooLarge, reasonSamplesPerRequest,
+				fmt.Errorf("request has %d samples, over the limit max_samples_per_request=%d: send smaller batches", n, s.h.opts.Limits.MaxSamplesPerRequest))
+		}
+		code, err = w.writeV2(&req)
+	}
+	wr.Add(remoteapi.WriteResponseStats{Samples: w.floats, Histograms: w.histograms, Exemplars: w.exemplars})
+	if err != nil {
+		wr.SetStatusCode(code)
+		return wr, err
+	}
+	return wr, nil
+}
+
+func (h *Handler) fail(wr *remoteapi.WriteResponse, code int, reason string, err error) (*remoteapi.WriteResponse, error) {
+	h.m.rejectedRequests.WithLabelValues(reason).Inc()
+	h.opts.Logger.Debug("remote write rejected", "code", code, "reason", reason, "err", err)
+	wr.SetStatusCode(code)
+	return wr, err
+}
+
+func countV1(req *prompb.WriteRequest) int {
+	n := 0
+	for i := range req.Timeseries {
+		n += len(req.Timeseries[i].Samples) + len(req.Timeseries[i].Histograms) + len(req.Timeseries[i].Exemplars)
+	}
+	return n
+}
+
+func countV2(req *writev2.Request) int {
+	n := 0
+	for i := range req.Timeseries {
+		n += len(req.Timeseries[i].Samples) + len(req.Timeseries[i].Histograms) + len(req.Timeseries[i].Exemplars)
+	}
+	return n
+}
+
+// batch stores one request in one appender transaction.
+type batch struct {
+	h     *Handler
+	r     *http.Request
+	app   storage.AppenderV2
+	exApp storage.ExemplarAppenderV2
+	maxT  int64
+
+	checkSeries bool
+	numSeries   uint64
+	newSeries   uint64
+
+	floats, histograms, exemplars int
+	rejected                      map[string]int
+	example                       map[string]string
+	b                             labels.ScratchBuilder
+	exBuf                         []exemplar.Exemplar
+}
+
+func (h *Handler) newBatch(r *http.Request) *batch {
+	return &batch{h: h, r: r, maxT: h.opts.Now().Add(maxAhead).UnixMilli(), b: labels.NewScratchBuilder(16)}
+}
+
+func (w *batch) begin(nseries int) {
+	w.app = w.h.opts.Appendable.AppenderV2(w.r.Context())
+	w.exApp, _ = w.app.(storage.ExemplarAppenderV2)
+	lim := w.h.opts.Limits.MaxActiveSeries
+	if lim > 0 && w.h.opts.Series != nil {
+		w.numSeries = w.h.opts.Series.NumSeries()
+		w.checkSeries = w.numSeries+uint64(nseries) > lim
+	}
+}
+
+// finish commits what was accepted and reports the rejections, if any, as
+// one 400 error; a commit failure is a 500 and nothing was stored.
+func (w *batch) finish() (int, error) {
+	if err := w.app.Commit(); err != nil {
+		w.floats, w.histograms, w.exemplars = 0, 0, 0
+		w.h.m.rejectedRequests.WithLabelValues(reasonStorage).Inc()
+		return http.StatusInternalServerError, fmt.Errorf("commit samples: %w", err)
+	}
+	w.h.m.samples.Add(float64(w.floats + w.histograms))
+	if len(w.rejected) == 0 {
+		return 0, nil
+	}
+	reasons := make([]string, 0, len(w.rejected))
+	total := 0
+	for r, n := range w.rejected {
+		reasons = append(reasons, r)
+		total += n
+		w.h.m.rejectedSamples.WithLabelValues(r).Add(float64(n))
+	}
+	sort.Strings(reasons)
+	parts := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		parts = append(parts, fmt.Sprintf("%d %s (e.g. %s)", w.rejected[r], r, w.example[r]))
+	}
+	return http.StatusBadRequest, fmt.Errorf("stored %d samples, rejected %d: %s", w.floats+w.histograms, total, strings.Join(parts, "; "))
+}
+
+// abort rolls back after a storage failure: 500, nothing stored.
+func (w *batch) abort(err error) (int, error) {
+	w.floats, w.histograms, w.exemplars = 0, 0, 0
+	w.h.m.rejectedRequests.WithLabelValues(reasonStorage).Inc()
+	return http.StatusInternalServerError, errors.Join(fmt.Errorf("append samples: %w", err), w.app.Rollback())
+}
+
+func (w *batch) reject(reason string, n int, msg string) {
+	if w.rejected == nil {
+		w.rejected, w.example = map[string]int{}, map[string]string{}
+	}
+	if _, ok := w.example[reason]; !ok {
+		w.example[reason] = msg
+	}
+	w.rejected[reason] += n
+}
+
+// admit checks the labels of a series and the active-series limit; n is the
+// number of samples the series carries, counted when it is rejected.
+func (w *batch) admit(ls labels.Labels, n int) bool {
+	lim := w.h.opts.Limits
+	name := ls.Get(model.MetricNameLabel)
+	switch {
+	case name == "":
+		w.reject(reasonInvalidLabels, n, "series without a metric name: "+short(ls.String()))
+		return false
+	case lim.MaxLabelsPerSeries > 0 && ls.Len() > lim.MaxLabelsPerSeries:
+		w.reject(reasonLabelCount, n, fmt.Sprintf("%s has %d labels, over max_labels_per_series=%d", short(name), ls.Len(), lim.MaxLabelsPerSeries))
+		return false
+	}
+	if dup, ok := ls.HasDuplicateLabelNames(); ok {
+		w.reject(reasonInvalidLabels, n, fmt.Sprintf("%s has label %q twice", short(name), dup))
+		return false
+	}
+	bad := ""
+	reason := ""
+	ls.Range(func(l labels.Label) {
+		if bad != "" {
+			return
+		}
+		switch {
+		case lim.MaxLabelNameLength > 0 && len(l.Name) > lim.MaxLabelNameLength:
+			reason, bad = reasonLabelNameLength, fmt.Sprintf("%s has a label name of %d bytes, over max_label_name_length=%d", short(name), len(l.Name), lim.MaxLabelNameLength)
+		case lim.MaxLabelValueLength > 0 && len(l.Value) > lim.MaxLabelValueLength:
+			reason, bad = reasonLabelValueLength, fmt.Sprintf("%s label %s has a value of %d bytes, over max_label_value_length=%d", short(name), short(l.Name), len(l.Value), lim.MaxLabelValueLength)
+		case !model.UTF8Validation.IsValidLabelName(l.Name):
+			reason, bad = reasonInvalidLabels, fmt.Sprintf("%s has an invalid label name %q", short(name), short(l.Name))
+		case !utf8.ValidString(l.Value):
+			reason, bad = reasonInvalidLabels, fmt.Sprintf("%s label %s has a value that is not UTF-8", short(name), short(l.Name))
+		}
+	})
+	if bad != "" {
+		w.reject(reason, n, bad)
+		return false
+	}
+	if !w.checkSeries {
+		return true
+	}
+	exists, err := w.h.opts.Series.SeriesExists(w.r.Context(), ls)
+	if err != nil || exists {
+		return true // on an index error, let the head decide
+	}
+	if w.numSeries+w.newSeries >= lim.MaxActiveSeries {
+		w.reject(reasonActiveSeries, n, fmt.Sprintf("new series %s over max_active_series=%d", short(ls.String()), lim.MaxActiveSeries))
+		return false
+	}
+	w.newSeries++
+	return true
+}
+
+// short keeps messages to a readable length.
+func short(s string) string {
+	const n = 120
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// appendOne appends a float (h, fh nil) or histogram sample. It returns
+// fatal for a storage failure; client errors are recorded and skipped.
+func (w *batch) appendOne(ref storage.SeriesRef, ls labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AOptions) (storage.SeriesRef, error) {
+	if t > w.maxT {
+		w.reject(reasonOutOfBounds, 1, fmt.Sprintf("%s at %s is more than %s in the future", short(ls.Get(model.MetricNameLabel)), time.UnixMilli(t).UTC().Format(time.RFC3339), maxAhead))
+		return ref, nil
+	}
+	nref, err := w.app.Append(ref, ls, st, t, v, h, fh, opts)
+	if err != nil && !errors.Is(err, (*storage.AppendPartialError)(nil)) {
+		reason := ""
+		switch {
+		case errors.Is(err, storage.ErrOutOfOrderSample):
+			reason = reasonOutOfOrder
+		case errors.Is(err, storage.ErrTooOldSample):
+			reason = reasonTooOld
+		case errors.Is(err, storage.ErrOutOfBounds):
+			reason = reasonOutOfBounds
+		case errors.Is(err, storage.ErrDuplicateSampleForTimestamp):
+			reason = reasonDuplicate
+		case isHistogramError(err):
+			reason = reasonBadHistogram
+		default:
+			return ref, err
+		}
+		w.reject(reason, 1, fmt.Sprintf("%s at %s: %v", short(ls.String()), time.UnixMilli(t).UTC().Format(time.RFC3339Nano), err))
+		return ref, nil
+	}
+	if h != nil || fh != nil {
+		w.histograms++
+	} else {
+		w.floats++
+	}
+	return nref, nil
+}
+
+func isHistogramError(err error) bool {
+	var e histogram.Error
+	return errors.As(err, &e)
+}
+
+// appendExemplars stores exemplars; their errors never fail the request,
+// as exemplar storage is best effort in Prometheus too.
+func (w *batch) appendExemplars(ref storage.SeriesRef, ls labels.Labels) {
+	if w.exApp == nil || len(w.exBuf) == 0 || ref == 0 {
+		return
+	}
+	slices.SortFunc(w.exBuf, exemplar.Compare)
+	if _, err := w.exApp.AppendExemplars(ref, ls, w.exBuf); err == nil {
+		w.exemplars += len(w.exBuf)
+	}
+}
+
+func (w *batch) writeV1(req *prompb.WriteRequest) (int, error) {
+	w.begin(len(req.Timeseries))
+	for i := range req.Timeseries {
+		ts := &req.Timeseries[i]
+		ls := ts.ToLabels(&w.b, nil)
+		if !w.admit(ls, len(ts.Samples)+len(ts.Histograms)) {
+			continue
+		}
+		var ref storage.SeriesRef
+		var err error
+		for _, s := range ts.Samples {
+			if ref, err = w.appendOne(ref, ls, 0, s.Timestamp, s.Value, nil, nil, storage.AOptions{}); err != nil {
+				return w.abort(err)
+			}
+		}
+		for j := range ts.Histograms {
+			hp := &ts.Histograms[j]
+			if hp.IsFloatHistogram() {
+				ref, err = w.appendOne(ref, ls, 0, hp.Timestamp, 0, nil, hp.ToFloatHistogram(), storage.AOptions{})
+			} else {
+				ref, err = w.appendOne(ref, ls, 0, hp.Timestamp, 0, hp.ToIntHistogram(), nil, storage.AOptions{})
+			}
+			if err != nil {
+				return w.abort(err)
+			}
+		}
+		w.exBuf = w.exBuf[:0]
+		for _, ep := range ts.Exemplars {
+			w.exBuf = append(w.exBuf, ep.ToExemplar(&w.b, nil))
+		}
+		w.appendExemplars(ref, ls)
+	}
+	return w.finish()
+}
+
+func (w *batch) writeV2(req *writev2.Request) (int, error) {
+	w.begin(len(req.Timeseries))
+	for i := range req.Timeseries {
+		ts := &req.Timeseries[i]
+		n := len(ts.Samples) + len(ts.Histograms)
+		ls, err := ts.ToLabels(&w.b, req.Symbols)
+		if err != nil {
+			w.reject(reasonInvalidLabels, n, fmt.Sprintf("label references %v: %v", ts.LabelsRefs, err))
+			continue
+		}
+		if n == 0 {
+			w.reject(reasonEmptySeries, 0, "series without samples or histograms: "+short(ls.String()))
+			continue
+		}
+		if !w.admit(ls, n) {
+			continue
+		}
+		opts := storage.AOptions{}
+		if md, err := ts.ToMetadata(req.Symbols); err == nil {
+			opts.Metadata = md
+		}
+		var ref storage.SeriesRef
+		for _, s := range ts.Samples {
+			if ref, err = w.appendOne(ref, ls, s.StartTimestamp, s.Timestamp, s.Value, nil, nil, opts); err != nil {
+				return w.abort(err)
+			}
+		}
+		for j := range ts.Histograms {
+			hp := &ts.Histograms[j]
+			if hp.IsFloatHistogram() {
+				ref, err = w.appendOne(ref, ls, hp.StartTimestamp, hp.Timestamp, 0, nil, hp.ToFloatHistogram(), opts)
+			} else {
+				ref, err = w.appendOne(ref, ls, hp.StartTimestamp, hp.Timestamp, 0, hp.ToIntHistogram(), nil, opts)
+			}
+			if err != nil {
+				return w.abort(err)
+			}
+		}
+		w.exBuf = w.exBuf[:0]
+		for _, ep := range ts.Exemplars {
+			if e, err := ep.ToExemplar(&w.b, req.Symbols); err == nil {
+				w.exBuf = append(w.exBuf, e)
+			}
+		}
+		w.appendExemplars(ref, ls)
+	}
+	return w.finish()
+}
