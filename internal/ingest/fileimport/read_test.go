@@ -141,7 +141,7 @@ func TestFormatString(t *testing.T) {
 	require.Equal(t, "auto", fileimport.FormatAuto.String())
 }
 
-func gz(t *testing.T, b []byte) []byte {
+func gz(t testing.TB, b []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
