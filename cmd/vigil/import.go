@@ -61,7 +61,9 @@ reported with its file and line number and nothing is written.`,
 			// The TSDB's block writer logs every block at info level: keep
 			// stderr to warnings unless asked for more.
 			logger := e.loggerAtLeast(slog.LevelWarn).With("component", "import")
-			release, err := store.LockDir(dataDir, logger)
+			// No logger: the lock's warning about a lock file "from a
+			// previous execution" is wrong when a running server holds it.
+			release, err := store.LockDir(dataDir, nil)
 			if err != nil {
 				return fmt.Errorf("import: %w", err)
 			}
@@ -83,7 +85,14 @@ reported with its file and line number and nothing is written.`,
 // readFiles reads and validates every file before anything is written.
 func readFiles(names []string, stdin io.Reader, opts fileimport.Options) ([]*fileimport.File, error) {
 	files := make([]*fileimport.File, 0, len(names))
+	stdinRead := false
 	for _, name := range names {
+		if name == "-" {
+			if stdinRead {
+				return nil, errors.New(`"-" (standard input) given twice`)
+			}
+			stdinRead = true
+		}
 		f, err := readFile(name, stdin, opts)
 		if err != nil {
 			return nil, err

@@ -67,7 +67,12 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
+// oneLine folds a message onto one line; cobra's "Did you mean this?"
+// suggestions become a parenthesis.
 func oneLine(s string) string {
+	if msg, sugg, ok := strings.Cut(s, "\n\nDid you mean this?\n"); ok {
+		s = msg + " (did you mean " + strings.Join(strings.Fields(sugg), " or ") + "?)"
+	}
 	return strings.Join(strings.Fields(s), " ")
 }
 
@@ -105,6 +110,13 @@ func newRoot(e *env) *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&e.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error {
+		var lvl slog.Level
+		if err := lvl.UnmarshalText([]byte(e.logLevel)); err != nil {
+			return usagef("--log-level must be debug, info, warn or error, got %q", e.logLevel)
+		}
+		return nil
+	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newVersionCmd(e), newServeCmd(e), newImportCmd(e))
 	return root

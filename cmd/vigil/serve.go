@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"syscall"
 	"time"
 
 	"github.com/oklog/run"
@@ -13,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/common/model"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/net/netutil"
 
 	"github.com/vigil-obs/vigil/internal/api"
@@ -25,7 +28,7 @@ import (
 func newServeCmd(e *env) *cobra.Command {
 	var (
 		cfgFile, dataDir, listen string
-		retention               model.Duration
+		retention                model.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve",
@@ -49,9 +52,12 @@ func newServeCmd(e *env) *cobra.Command {
 			}
 			if fl.Changed("retention") {
 				cfg.Storage.Retention = retention
+				// A shorter retention takes the out-of-order window down
+				// with it: the window cannot reach past what is kept.
+				cfg.Storage.OutOfOrderWindow = min(cfg.Storage.OutOfOrderWindow, retention)
 			}
 			if err := cfg.Validate(); err != nil {
-				return usagef("serve: %v", err)
+				return usageError{flagError(fl, err)}
 			}
 			return serve(cmd.Context(), e, cfg)
 		},
@@ -63,6 +69,25 @@ func newServeCmd(e *env) *cobra.Command {
 	retention = config.Default().Storage.Retention
 	fl.Var(&durationFlag{&retention}, "retention", "how long samples are kept (e.g. 15d, 12h)")
 	return cmd
+}
+
+// fieldFlags names the flag that overrides each configuration field.
+var fieldFlags = map[string]string{
+	"storage.data_dir":  "data-dir",
+	"web.listen":        "listen",
+	"storage.retention": "retention",
+}
+
+// flagError names the flag instead of the configuration field when the
+// invalid value came from a flag.
+func flagError(fl *pflag.FlagSet, err error) error {
+	var fe *config.FieldError
+	if errors.As(err, &fe) {
+		if name, ok := fieldFlags[fe.Field]; ok && fl.Changed(name) {
+			return fmt.Errorf("serve: --%s: %s", name, fe.Msg)
+		}
+	}
+	return fmt.Errorf("serve: %w", err)
 }
 
 // durationFlag reads Prometheus durations (15d, 1h30m) as a flag.
@@ -109,6 +134,9 @@ func serve(ctx context.Context, e *env, cfg config.Config) error {
 	ln, err := net.Listen("tcp", cfg.Web.Listen)
 	if err != nil {
 		closeStore()
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("serve: listen on %s: address already in use (another vigil serve? choose one with --listen)", cfg.Web.Listen)
+		}
 		return fmt.Errorf("serve: listen on %s: %w", cfg.Web.Listen, err)
 	}
 	if cfg.Web.MaxConnections > 0 {
@@ -129,7 +157,7 @@ func serve(ctx context.Context, e *env, cfg config.Config) error {
 		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
 		ReadTimeout:       time.Duration(cfg.Web.ReadTimeout),
-		ErrorLog:          nil,
+		ErrorLog:          slog.NewLogLogger(logger.With("component", "http").Handler(), slog.LevelWarn),
 	}
 
 	var g run.Group
@@ -150,7 +178,10 @@ func serve(ctx context.Context, e *env, cfg config.Config) error {
 		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := srv.Shutdown(sctx); err != nil {
-			logger.Warn("HTTP shutdown", "err", err)
+			// Requests still running after the grace period are cut off,
+			// which cancels their queries, so that the store can close.
+			logger.Warn("HTTP shutdown: closing the remaining connections", "err", err)
+			_ = srv.Close()
 		}
 		logger.Info("HTTP server stopped", "took", time.Since(start).Round(time.Millisecond))
 	})

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// result is what one call of Run left behind.
+type result struct {
+	stdout, stderr string
+	err            error
+	code           int
+}
+
+// runVigil calls Run in-process with stdin and args.
+func runVigil(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := Run(t.Context(), args, strings.NewReader(stdin), &stdout, &stderr)
+	return result{stdout: stdout.String(), stderr: stderr.String(), err: err, code: exitCode(err)}
+}
+
+// requireUsage checks a usage error: exit 2 and one line on stderr, naming
+// what contains says.
+func requireUsage(t *testing.T, r result, contains string) {
+	t.Helper()
+	require.Equal(t, 2, r.code, "exit code; stderr: %s", r.stderr)
+	requireOneLine(t, r, contains)
+}
+
+// requireOneLine checks that stderr is exactly one "vigil: ..." line that
+// contains contains, with nothing on stdout.
+func requireOneLine(t *testing.T, r result, contains string) {
+	t.Helper()
+	require.Empty(t, r.stdout)
+	require.Regexp(t, `^vigil: [^\n]+\n$`, r.stderr)
+	require.Contains(t, r.stderr, contains)
+	require.NotContains(t, r.stderr, "goroutine ")
+	require.NotContains(t, r.stderr, "Usage:")
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and readers in other
+// goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// server is a `vigil serve` running in-process.
+type server struct {
+	url    string
+	stdout *syncBuffer
+	stderr *syncBuffer
+	done   chan error
+	client *http.Client
+}
+
+var listeningRE = regexp.MustCompile(`msg=listening address=(\S+)`)
+
+// startServe runs Run(ctx, args) in a goroutine and waits, polling with a
+// deadline, until the server logs the address it listens on and answers
+// /-/ready. Cancel ctx and read done to stop it.
+func startServe(t *testing.T, ctx context.Context, args ...string) *server {
+	t.Helper()
+	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1), client: &http.Client{Transport: &http.Transport{}}}
+	t.Cleanup(s.client.CloseIdleConnections)
+	go func() { s.done <- Run(ctx, args, strings.NewReader(""), s.stdout, s.stderr) }()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m := listeningRE.FindStringSubmatch(s.stderr.String()); m != nil {
+			s.url = "http://" + m[1]
+			break
+		}
+		select {
+		case err := <-s.done:
+			t.Fatalf("serve returned before listening: %v\n%s", err, s.stderr)
+		default:
+		}
+		require.True(t, time.Now().Before(deadline), "serve is not listening after 30s:\n%s", s.stderr)
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.waitFor(t, func() bool {
+		code, _ := s.get(t, "/-/ready")
+		return code == http.StatusOK
+	}, "/-/ready")
+	return s
+}
+
+// get returns the status and body of GET path.
+func (s *server) get(t *testing.T, path string) (int, string) {
+	t.Helper()
+	resp, err := s.client.Get(s.url + path)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// waitFor polls cond until it holds or 30 s pass.
+func (s *server) waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		require.True(t, time.Now().Before(deadline), "%s: not after 30s; stderr:\n%s", what, s.stderr)
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// vectorSample is one element of an instant vector in the API's JSON.
+type vectorSample struct {
+	Metric map[string]string `json:"metric"`
+	Value  [2]any            `json:"value"`
+}
+
+// queryVector evaluates an instant query through the HTTP API.
+func queryVector(t *testing.T, s *server, q string) []vectorSample {
+	t.Helper()
+	code, body := s.get(t, "/api/v1/query?query="+url.QueryEscape(q))
+	require.Equal(t, http.StatusOK, code, body)
+	var resp struct {
+		Status string `json:"status"`
+		Data   struct {
+			ResultType string         `json:"resultType"`
+			Result     []vectorSample `json:"result"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &resp))
+	require.Equal(t, "success", resp.Status)
+	require.Equal(t, "vector", resp.Data.ResultType)
+	return resp.Data.Result
+}
