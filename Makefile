@@ -36,7 +36,7 @@ tools:
 	@test -x $(GOBIN)/staticcheck || $(GO) install $(STATICCHECK_MODULE)
 
 lint: tools
-	@out=$$(gofmt -l cmd internal); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l cmd internal test); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GOBIN)/staticcheck ./...
 
