@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"syscall"
 
 	"github.com/prometheus/prometheus/tsdb/tsdbutil"
@@ -13,8 +12,11 @@ import (
 // ErrLocked says a data directory is held by another process.
 var ErrLocked = errors.New("data directory is locked by another process (a running vigil serve?)")
 
+// isLockError says whether err is flock's "held by someone else". Other
+// errors of taking the lock (a directory that cannot be created, no
+// permission) are not: they are reported as they are.
 func isLockError(err error) bool {
-	return errors.Is(err, syscall.EWOULDBLOCK) || strings.Contains(err.Error(), "lock DB directory")
+	return errors.Is(err, syscall.EWOULDBLOCK)
 }
 
 // LockDir takes the TSDB lock of dir, as the TSDB itself does, so that a
