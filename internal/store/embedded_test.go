@@ -186,7 +186,7 @@ func TestEmbeddedRetention(t *testing.T) {
 	}
 	got := byLabel(t, s, "last_over_time(g[60d])", base, "at")
 	require.Equal(t, map[string]float64{
-		newest.Format(time.DateOnly):                         59,
+		newest.Format(time.DateOnly):                          59,
 		newest.Add(-3 * 24 * time.Hour).Format(time.DateOnly): 59,
 	}, got)
 }
