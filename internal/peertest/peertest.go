@@ -244,3 +244,13 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// StartNodeExporter runs Debian's node-exporter and waits for /metrics.
+func StartNodeExporter(t testing.TB, extra ...string) *Proc {
+	t.Helper()
+	bin := LookPath(t, "prometheus-node-exporter")
+	addr := FreeAddr(t)
+	url := "http://" + addr
+	args := append([]string{"--web.listen-address=" + addr, "--log.level=warn"}, extra...)
+	return Start(t, url, addr, StatusOK(url+"/metrics"), bin, args...)
+}
