@@ -117,7 +117,14 @@ func startServe(t *testing.T, ctx context.Context, args ...string) *server {
 // get returns the status and body of GET path.
 func (s *server) get(t *testing.T, path string) (int, string) {
 	t.Helper()
-	resp, err := s.client.Get(s.url + path)
+	return httpGet(t, s.client, s.url+path)
+}
+
+// httpGet returns the status and body of GET url; status 0 and the error
+// when there is no answer.
+func httpGet(t *testing.T, c *http.Client, url string) (int, string) {
+	t.Helper()
+	resp, err := c.Get(url)
 	if err != nil {
 		return 0, err.Error()
 	}
@@ -130,9 +137,16 @@ func (s *server) get(t *testing.T, path string) (int, string) {
 // waitFor polls cond until it holds or 30 s pass.
 func (s *server) waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
+	waitFor(t, cond, what, s.stderr.String)
+}
+
+// waitFor polls cond until it holds or 30 s pass; logs tells what the
+// server said, for the failure message.
+func waitFor(t *testing.T, cond func() bool, what string, logs func() string) {
+	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
-		require.True(t, time.Now().Before(deadline), "%s: not after 30s; stderr:\n%s", what, s.stderr)
+		require.True(t, time.Now().Before(deadline), "%s: not after 30s; server output:\n%s", what, logs())
 		time.Sleep(50 * time.Millisecond)
 	}
 }
@@ -146,7 +160,13 @@ type vectorSample struct {
 // queryVector evaluates an instant query through the HTTP API.
 func queryVector(t *testing.T, s *server, q string) []vectorSample {
 	t.Helper()
-	code, body := s.get(t, "/api/v1/query?query="+url.QueryEscape(q))
+	return queryURL(t, s.client, s.url, q)
+}
+
+// queryURL evaluates an instant query through the HTTP API at base.
+func queryURL(t *testing.T, c *http.Client, base, q string) []vectorSample {
+	t.Helper()
+	code, body := httpGet(t, c, base+"/api/v1/query?query="+url.QueryEscape(q))
 	require.Equal(t, http.StatusOK, code, body)
 	var resp struct {
 		Status string `json:"status"`
