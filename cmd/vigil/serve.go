@@ -67,7 +67,7 @@ func newServeCmd(e *env) *cobra.Command {
 	fl.StringVar(&dataDir, "data-dir", "data", "data directory of the embedded store")
 	fl.StringVar(&listen, "listen", ":9700", "address of the HTTP API")
 	retention = config.Default().Storage.Retention
-	fl.Var(&durationFlag{&retention}, "retention", "how long samples are kept (e.g. 15d, 12h)")
+	fl.Var(&durationFlag{&retention}, "retention", "how long samples are kept (e.g. 15d, 12h); a longer out-of-order window is cut to it")
 	return cmd
 }
 
@@ -122,22 +122,21 @@ func serve(ctx context.Context, e *env, cfg config.Config) error {
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
-	closeStore := func() {
+	closeStore := func() error {
 		start := time.Now()
 		if err := st.Close(); err != nil {
-			logger.Error("close store", "err", err)
-			return
+			return fmt.Errorf("serve: close store: %w", err)
 		}
 		logger.Info("store closed", "took", time.Since(start).Round(time.Millisecond))
+		return nil
 	}
 
 	ln, err := net.Listen("tcp", cfg.Web.Listen)
 	if err != nil {
-		closeStore()
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return fmt.Errorf("serve: listen on %s: address already in use (another vigil serve? choose one with --listen)", cfg.Web.Listen)
+			err = errors.New("address already in use (another vigil serve? choose one with --listen)")
 		}
-		return fmt.Errorf("serve: listen on %s: %w", cfg.Web.Listen, err)
+		return errors.Join(fmt.Errorf("serve: listen on %s: %w", cfg.Web.Listen, err), closeStore())
 	}
 	if cfg.Web.MaxConnections > 0 {
 		ln = netutil.LimitListener(ln, cfg.Web.MaxConnections)
@@ -150,8 +149,7 @@ func serve(ctx context.Context, e *env, cfg config.Config) error {
 	})
 	if err != nil {
 		_ = ln.Close()
-		closeStore()
-		return fmt.Errorf("serve: %w", err)
+		return errors.Join(fmt.Errorf("serve: %w", err), closeStore())
 	}
 	srv := &http.Server{
 		Handler:           h,
@@ -192,9 +190,11 @@ func serve(ctx context.Context, e *env, cfg config.Config) error {
 			return ing.Run(sctx, time.Duration(cfg.Self.Interval))
 		}, func(error) { cancel() })
 	}
-	err = g.Run()
-	closeStore()
-	logger.Info("stopped")
+	// The store closes last, once nothing reads or writes it any more.
+	err = errors.Join(g.Run(), closeStore())
+	if err == nil {
+		logger.Info("stopped")
+	}
 	return err
 }
 
