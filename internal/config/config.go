@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
+	promconfig "github.com/prometheus/prometheus/config"
+
+	"github.com/vigil-obs/vigil/internal/ingest/remotewrite"
 )
 
 // Config is the content of vigil.yaml.
@@ -17,6 +20,12 @@ type Config struct {
 	Query   QueryConfig   `yaml:"query"`
 	Web     WebConfig     `yaml:"web"`
 	Self    SelfConfig    `yaml:"self_monitoring"`
+	// Limits protect the remote-write receiver.
+	Limits remotewrite.Limits `yaml:"limits"`
+	// Scrape holds the Prometheus sections of the file (global,
+	// scrape_configs, scrape_config_files), read by Prometheus's own
+	// loader; nil when the file has none.
+	Scrape *promconfig.Config `yaml:"-"`
 }
 
 // StorageConfig configures the embedded store.
@@ -84,6 +93,7 @@ func Default() Config {
 			Enabled:  true,
 			Interval: model.Duration(15 * time.Second),
 		},
+		Limits: remotewrite.DefaultLimits(),
 	}
 }
 
@@ -129,6 +139,13 @@ func (c *Config) Validate() error {
 		return fieldErr("web.max_connections", "must not be negative, got %d", w.MaxConnections)
 	case c.Self.Enabled && c.Self.Interval < model.Duration(time.Second):
 		return fieldErr("self_monitoring.interval", "must be at least 1s, got %s", c.Self.Interval)
+	}
+	if err := c.Limits.Validate(); err != nil {
+		var le *remotewrite.LimitError
+		if errors.As(err, &le) {
+			return fieldErr("limits."+le.Field, "%s", le.Msg)
+		}
+		return fieldErr("limits", "%v", err)
 	}
 	return validateListen("web.listen", w.Listen)
 }

@@ -46,6 +46,10 @@ func TestGood(t *testing.T) {
 			c.Self.Enabled = false
 			c.Self.Interval = 0
 		},
+		"scrape.yml": func(c *Config) {
+			c.Limits.MaxActiveSeries = 500_000
+			c.Limits.MaxInflightRequests = 8
+		},
 	}
 	files, err := filepath.Glob(filepath.Join("testdata", "good", "*.yml"))
 	require.NoError(t, err)
@@ -56,6 +60,15 @@ func TestGood(t *testing.T) {
 			edit(&want)
 			got, err := Load(filepath.Join("testdata", "good", name))
 			require.NoError(t, err)
+			if name == "scrape.yml" {
+				require.NotNil(t, got.Scrape)
+				jobs, err := got.Scrape.GetScrapeConfigs()
+				require.NoError(t, err)
+				require.Len(t, jobs, 1)
+				require.Equal(t, "dcgm-exporter", jobs[0].JobName)
+				require.Equal(t, model.Duration(15*time.Second), jobs[0].ScrapeInterval)
+				got.Scrape = nil
+			}
 			require.Equal(t, want, *got)
 		})
 	}
@@ -64,7 +77,9 @@ func TestGood(t *testing.T) {
 // syntaxOnly says whether the error of a bad file comes from the YAML
 // syntax or the file's shape rather than from one field.
 func syntaxOnly(name string) bool {
-	return strings.HasPrefix(name, "invalid_yaml") || name == "two_documents.yml" || name == "not_a_mapping.yml"
+	return strings.HasPrefix(name, "invalid_yaml") || name == "two_documents.yml" || name == "not_a_mapping.yml" ||
+		strings.HasPrefix(name, "scrape_") // Prometheus's own loader reads these sections
+
 }
 
 // TestBad checks each file in testdata/bad against the error in its .err

@@ -13,6 +13,8 @@ import (
 
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/vigil-obs/vigil/internal/ingest/scrape"
 )
 
 // Load reads and validates the file at path; fields it does not set keep
@@ -69,7 +71,28 @@ func Parse(name string, b []byte) (*Config, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if hasScrapeSections(&doc) {
+		sc, err := scrape.LoadConfig(name, b, nil)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Scrape = sc
+	}
 	return &cfg, nil
+}
+
+// hasScrapeSections reports whether the document has a Prometheus section.
+func hasScrapeSections(doc *yaml.Node) bool {
+	if doc.Kind != yaml.DocumentNode || len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return false
+	}
+	m := doc.Content[0]
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if scrape.Sections(m.Content[i].Value) {
+			return true
+		}
+	}
+	return false
 }
 
 // lineError is an error at one line of the file.
@@ -138,6 +161,9 @@ func decodeMapping(n *yaml.Node, v reflect.Value, path string, lines map[string]
 		return nil
 	}
 	names, index := yamlFields(v.Type())
+	if path == "" {
+		names = append(names, scrape.SectionNames()...)
+	}
 	if n.Kind != yaml.MappingNode {
 		if path == "" {
 			return &lineError{line: n.Line, err: fmt.Errorf("the file must be a mapping with the sections %s, not %s", strings.Join(names, ", "), describe(n))}
@@ -158,6 +184,9 @@ func decodeMapping(n *yaml.Node, v reflect.Value, path string, lines map[string]
 			return atLine(k, field, "set twice (first at line %d)", first)
 		}
 		seen[k.Value] = k.Line
+		if path == "" && scrape.Sections(k.Value) {
+			continue // Prometheus's sections: read by scrape.LoadConfig
+		}
 		idx, ok := index[k.Value]
 		if !ok {
 			return atLine(k, field, "unknown field (%s has %s)", pathOrFile(path), strings.Join(names, ", "))

@@ -37,23 +37,34 @@ func DefaultLimits() Limits {
 	}
 }
 
-// Validate reports the first invalid limit, named by its YAML field.
+// LimitError names the invalid limit by its YAML field.
+type LimitError struct {
+	Field string
+	Msg   string
+}
+
+func (e *LimitError) Error() string { return e.Field + " " + e.Msg }
+
+// Validate reports the first invalid limit as a *LimitError.
 func (l Limits) Validate() error {
+	bad := func(field, format string, v any) error {
+		return &LimitError{Field: field, Msg: fmt.Sprintf(format, v)}
+	}
 	switch {
 	case l.MaxSamplesPerRequest < 0:
-		return fmt.Errorf("max_samples_per_request must not be negative, got %d", l.MaxSamplesPerRequest)
+		return bad("max_samples_per_request", "must not be negative, got %d", l.MaxSamplesPerRequest)
 	case l.MaxBodyBytes <= 0:
-		return fmt.Errorf("max_request_body_bytes must be positive, got %d", l.MaxBodyBytes)
+		return bad("max_request_body_bytes", "must be positive, got %d", l.MaxBodyBytes)
 	case l.MaxDecodedBytes <= 0:
-		return fmt.Errorf("max_decoded_body_bytes must be positive, got %d", l.MaxDecodedBytes)
+		return bad("max_decoded_body_bytes", "must be positive, got %d", l.MaxDecodedBytes)
 	case l.MaxLabelsPerSeries < 0:
-		return fmt.Errorf("max_labels_per_series must not be negative, got %d", l.MaxLabelsPerSeries)
+		return bad("max_labels_per_series", "must not be negative, got %d", l.MaxLabelsPerSeries)
 	case l.MaxLabelNameLength < 0:
-		return fmt.Errorf("max_label_name_length must not be negative, got %d", l.MaxLabelNameLength)
+		return bad("max_label_name_length", "must not be negative, got %d", l.MaxLabelNameLength)
 	case l.MaxLabelValueLength < 0:
-		return fmt.Errorf("max_label_value_length must not be negative, got %d", l.MaxLabelValueLength)
+		return bad("max_label_value_length", "must not be negative, got %d", l.MaxLabelValueLength)
 	case l.MaxInflightRequests <= 0:
-		return fmt.Errorf("max_inflight_requests must be positive, got %d", l.MaxInflightRequests)
+		return bad("max_inflight_requests", "must be positive, got %d", l.MaxInflightRequests)
 	}
 	return nil
 }

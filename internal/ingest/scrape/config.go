@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -37,7 +38,7 @@ func LoadConfig(path string, src []byte, logger *slog.Logger) (*promconfig.Confi
 	}
 	cfg, err := promconfig.Load(keepSections(src), logger)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", path, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, oneLine(path, src, err)
 	}
 	if err := defaultInterval(cfg, src); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -46,6 +47,57 @@ func LoadConfig(path string, src []byte, logger *slog.Logger) (*promconfig.Confi
 		cfg.SetDirectory(filepath.Dir(path))
 	}
 	return cfg, nil
+}
+
+var (
+	yamlLineErr = regexp.MustCompile(`line (\d+): (.*)`)
+	jobNameErr  = regexp.MustCompile(`job name "([^"]*)"`)
+)
+
+// jobLine returns the line of the job named name in scrape_configs, or 0.
+func jobLine(src []byte, name string) int {
+	var root yaml.Node
+	if yaml.Unmarshal(src, &root) != nil || len(root.Content) == 0 {
+		return 0
+	}
+	jobs := child(root.Content[0], "scrape_configs")
+	if jobs == nil || jobs.Kind != yaml.SequenceNode {
+		return 0
+	}
+	line := 0
+	for _, j := range jobs.Content {
+		if n := child(j, "job_name"); n != nil && n.Value == name {
+			line = n.Line // the last one: duplicates are reported at the second
+		}
+	}
+	return line
+}
+
+// oneLine turns the YAML library's multi-line "unmarshal errors:\n  line 7:
+// msg" into "path:7: msg" (the first error, and how many more), and prefixes
+// other errors with "path: scrape_configs:".
+func oneLine(path string, src []byte, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var found [][]string
+	for _, l := range strings.Split(msg, "\n") {
+		if m := yamlLineErr.FindStringSubmatch(strings.TrimSpace(l)); m != nil {
+			found = append(found, m)
+		}
+	}
+	if len(found) == 0 {
+		msg = strings.Join(strings.Fields(msg), " ")
+		if m := jobNameErr.FindStringSubmatch(msg); m != nil {
+			if line := jobLine(src, m[1]); line > 0 {
+				return fmt.Errorf("%s:%d: scrape_configs: %s", path, line, msg)
+			}
+		}
+		return fmt.Errorf("%s: scrape_configs: %s", path, msg)
+	}
+	more := ""
+	if len(found) > 1 {
+		more = fmt.Sprintf(" (and %d more)", len(found)-1)
+	}
+	return fmt.Errorf("%s:%s: %s%s", path, found[0][1], found[0][2], more)
 }
 
 // DefaultInterval is Vigil's scrape interval when the file sets none
@@ -117,3 +169,6 @@ func keepSections(src []byte) string {
 	}
 	return out.String()
 }
+
+// SectionNames lists the top-level keys this package reads.
+func SectionNames() []string { return append([]string(nil), sections...) }

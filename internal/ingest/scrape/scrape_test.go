@@ -61,7 +61,7 @@ func TestLoadConfigErrors(t *testing.T) {
 			require.Contains(t, err.Error(), "vigil.yaml")
 		})
 	}
-	f("unknown field keeps its line", "storage:\n  data_dir: x\nweb:\n  listen: ':1'\nscrape_configs:\n  - job_name: a\n    bogus_field: 1\n", "line 7")
+	f("unknown field keeps its line", "storage:\n  data_dir: x\nweb:\n  listen: ':1'\nscrape_configs:\n  - job_name: a\n    bogus_field: 1\n", "vigil.yaml:7: field bogus_field not found")
 	f("duplicate job", "scrape_configs:\n  - job_name: a\n  - job_name: a\n", `found multiple scrape configs with job name "a"`)
 	f("bad kubernetes role", "scrape_configs:\n  - job_name: k\n    kubernetes_sd_configs:\n      - role: bogus\n", "bogus")
 	f("timeout over interval", "scrape_configs:\n  - job_name: a\n    scrape_interval: 5s\n    scrape_timeout: 10s\n", "scrape timeout greater than scrape interval")
