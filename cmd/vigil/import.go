@@ -1,38 +1,50 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-obs/vigil/internal/ingest/fileimport"
+	"github.com/vigil-obs/vigil/internal/ingest/remotewrite"
 	"github.com/vigil-obs/vigil/internal/store"
 )
 
 func newImportCmd(e *env) *cobra.Command {
 	var (
-		dataDir, at, format string
+		dataDir, server, at string
+		format              string
 		blockDuration       time.Duration
 		asJSON              bool
 	)
 	cmd := &cobra.Command{
-		Use:   "import --data-dir DIR FILE...",
+		Use:   "import (--data-dir DIR | --server URL) FILE...",
 		Short: "Backfill OpenMetrics or Prometheus text files into the embedded store",
 		Long: `Backfill OpenMetrics (timestamps in seconds, ending in "# EOF") or Prometheus
 text exposition (timestamps in milliseconds), gzip-compressed or not, into the
 embedded store as TSDB blocks, whatever their age. "-" reads standard input.
 Every file is validated before anything is written; a malformed line is
-reported with its file and line number and nothing is written.`,
+reported with its file and line number and nothing is written.
+
+Into a directory a running "vigil serve" holds (the TSDB lock), send the files
+through that server's remote-write endpoint with --server URL instead; the
+server takes samples up to its storage.out_of_order_window behind its newest.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if dataDir == "" {
-				return usagef("import: --data-dir is required")
+			switch {
+			case dataDir == "" && server == "":
+				return usagef("import: --data-dir DIR or --server URL is required")
+			case dataDir != "" && server != "":
+				return usagef("import: --data-dir and --server exclude each other")
 			}
 			opts := fileimport.DefaultOptions(e.now())
 			if at != "" {
@@ -61,6 +73,9 @@ reported with its file and line number and nothing is written.`,
 			// The TSDB's block writer logs every block at info level: keep
 			// stderr to warnings unless asked for more.
 			logger := e.loggerAtLeast(slog.LevelWarn).With("component", "import")
+			if server != "" {
+				return pushFiles(cmd.Context(), e, server, files, asJSON, logger)
+			}
 			// No logger: the lock's warning about a lock file "from a
 			// previous execution" is wrong when a running server holds it.
 			release, err := store.LockDir(dataDir, nil)
@@ -71,15 +86,32 @@ reported with its file and line number and nothing is written.`,
 			if err := errors.Join(werr, release()); err != nil {
 				return fmt.Errorf("import: %w", err)
 			}
-			return printImport(e.stdout, dataDir, stats, asJSON)
+			return printImport(e.stdout, dataDir, "", stats, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the data directory of the embedded store")
+	cmd.Flags().StringVar(&server, "server", "", "send through the remote-write endpoint of the Vigil at this URL instead")
 	cmd.Flags().StringVar(&at, "at", "", "time of samples without a timestamp (RFC 3339 or Unix seconds; default now)")
 	cmd.Flags().StringVar(&format, "format", "auto", "input format: auto, openmetrics or prometheus")
 	cmd.Flags().DurationVar(&blockDuration, "block-duration", 2*time.Hour, "time range of each block written")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
+}
+
+// pushFiles sends files through a running server's remote-write endpoint.
+func pushFiles(ctx context.Context, e *env, server string, files []*fileimport.File, asJSON bool, logger *slog.Logger) error {
+	u, err := url.Parse(server)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usagef("import: --server %q is not an http(s) URL", server)
+	}
+	stats, err := remotewrite.Push(ctx, strings.TrimSuffix(server, "/"), files, remotewrite.PushOptions{Logger: logger})
+	if err != nil {
+		if strings.Contains(err.Error(), "too_old") {
+			return fmt.Errorf("import: %w (samples older than the server's out-of-order window: stop the server and import with --data-dir)", err)
+		}
+		return fmt.Errorf("import: %w", err)
+	}
+	return printImport(e.stdout, "", server, stats, asJSON)
 }
 
 // readFiles reads and validates every file before anything is written.
@@ -115,7 +147,8 @@ func readFile(name string, stdin io.Reader, opts fileimport.Options) (*fileimpor
 }
 
 type importReport struct {
-	DataDir    string    `json:"data_dir"`
+	DataDir    string    `json:"data_dir,omitempty"`
+	Server     string    `json:"server,omitempty"`
 	Files      int       `json:"files"`
 	Series     int       `json:"series"`
 	Samples    int       `json:"samples"`
@@ -125,16 +158,24 @@ type importReport struct {
 	MaxTime    time.Time `json:"max_time"`
 }
 
-func printImport(w io.Writer, dir string, s fileimport.Stats, asJSON bool) error {
+// printImport reports an import into a data directory, or through a server
+// when server is set.
+func printImport(w io.Writer, dir, server string, s fileimport.Stats, asJSON bool) error {
 	r := importReport{
-		DataDir: dir, Files: s.Files, Series: s.Series, Samples: s.Samples, Duplicates: s.Duplicates, Blocks: s.Blocks,
+		DataDir: dir, Server: server, Files: s.Files, Series: s.Series, Samples: s.Samples, Duplicates: s.Duplicates, Blocks: s.Blocks,
 		MinTime: time.UnixMilli(s.MinT).UTC(), MaxTime: time.UnixMilli(s.MaxT).UTC(),
 	}
 	if asJSON {
 		return json.NewEncoder(w).Encode(r)
 	}
-	_, err := fmt.Fprintf(w, "imported %d series, %d samples from %d file(s) into %s: %d block(s), %s to %s",
-		r.Series, r.Samples, r.Files, r.DataDir, r.Blocks, r.MinTime.Format(time.RFC3339), r.MaxTime.Format(time.RFC3339))
+	var err error
+	if server != "" {
+		_, err = fmt.Fprintf(w, "sent %d series, %d samples from %d file(s) to %s, %s to %s",
+			r.Series, r.Samples, r.Files, server, r.MinTime.Format(time.RFC3339), r.MaxTime.Format(time.RFC3339))
+	} else {
+		_, err = fmt.Fprintf(w, "imported %d series, %d samples from %d file(s) into %s: %d block(s), %s to %s",
+			r.Series, r.Samples, r.Files, r.DataDir, r.Blocks, r.MinTime.Format(time.RFC3339), r.MaxTime.Format(time.RFC3339))
+	}
 	if err == nil && r.Duplicates > 0 {
 		_, err = fmt.Fprintf(w, " (%d identical duplicate samples skipped)", r.Duplicates)
 	}

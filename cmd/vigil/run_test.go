@@ -29,7 +29,7 @@ func TestUsageErrors(t *testing.T) {
 		{"empty data dir", []string{"serve", "--data-dir", ""}, "serve: --data-dir: must not be empty"},
 		{"missing config", []string{"serve", "--config", "does-not-exist.yml"}, "read config: open does-not-exist.yml: no such file or directory"},
 		{"import without files", []string{"import", "--data-dir", "x"}, "requires at least 1 arg(s), only received 0"},
-		{"import without data dir", []string{"import", "../../testdata/exposition/vllm.prom"}, "import: --data-dir is required"},
+		{"import without data dir", []string{"import", "../../testdata/exposition/vllm.prom"}, "import: --data-dir DIR or --server URL is required"},
 		{"import bad at", []string{"import", "--data-dir", "x", "--at", "yesterday", "f.prom"}, `import: --at: time "yesterday" is neither RFC 3339 nor Unix seconds`},
 		{"import bad format", []string{"import", "--data-dir", "x", "--format", "csv", "f.prom"}, `import: --format must be auto, openmetrics or prometheus, got "csv"`},
 		{"import bad block duration", []string{"import", "--data-dir", "x", "--block-duration", "90m", "f.prom"}, "import: --block-duration must be a whole number of hours, got 1h30m0s"},

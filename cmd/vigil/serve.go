@@ -21,6 +21,8 @@ import (
 	"github.com/vigil-obs/vigil/internal/api"
 	"github.com/vigil-obs/vigil/internal/buildinfo"
 	"github.com/vigil-obs/vigil/internal/config"
+	"github.com/vigil-obs/vigil/internal/ingest/remotewrite"
+	"github.com/vigil-obs/vigil/internal/ingest/scrape"
 	"github.com/vigil-obs/vigil/internal/ingest/self"
 	"github.com/vigil-obs/vigil/internal/store"
 )
@@ -106,19 +108,7 @@ func serve(ctx context.Context, e *env, cfg config.Config) error {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		buildInfoCollector(),
 	)
-
-	st, err := store.OpenEmbedded(store.EmbeddedConfig{
-		Dir:              cfg.Storage.DataDir,
-		Retention:        time.Duration(cfg.Storage.Retention),
-		OutOfOrderWindow: time.Duration(cfg.Storage.OutOfOrderWindow),
-		MaxExemplars:     cfg.Storage.MaxExemplars,
-		Engine: store.EngineConfig{
-			MaxSamples:     cfg.Query.MaxSamples,
-			Timeout:        time.Duration(cfg.Query.Timeout),
-			MaxConcurrency: cfg.Query.MaxConcurrency,
-			LookbackDelta:  time.Duration(cfg.Query.LookbackDelta),
-		},
-	}, e.now, logger, reg)
+	st, err := openServeStore(cfg, e, logger, reg)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -130,13 +120,67 @@ func serve(ctx context.Context, e *env, cfg config.Config) error {
 		logger.Info("store closed", "took", time.Since(start).Round(time.Millisecond))
 		return nil
 	}
+	var g run.Group
+	g.Add(func() error {
+		<-ctx.Done()
+		return nil
+	}, func(error) {})
+	if err := addComponents(&g, e, cfg, st, logger, reg); err != nil {
+		return errors.Join(fmt.Errorf("serve: %w", err), closeStore())
+	}
+	// The store closes last, once nothing reads or writes it any more.
+	err = errors.Join(g.Run(), closeStore())
+	if err == nil {
+		logger.Info("stopped")
+	}
+	return err
+}
 
+func openServeStore(cfg config.Config, e *env, logger *slog.Logger, reg prometheus.Registerer) (*store.Embedded, error) {
+	return store.OpenEmbedded(store.EmbeddedConfig{
+		Dir:              cfg.Storage.DataDir,
+		Retention:        time.Duration(cfg.Storage.Retention),
+		OutOfOrderWindow: time.Duration(cfg.Storage.OutOfOrderWindow),
+		MaxExemplars:     cfg.Storage.MaxExemplars,
+		Engine: store.EngineConfig{
+			MaxSamples:     cfg.Query.MaxSamples,
+			Timeout:        time.Duration(cfg.Query.Timeout),
+			MaxConcurrency: cfg.Query.MaxConcurrency,
+			LookbackDelta:  time.Duration(cfg.Query.LookbackDelta),
+		},
+	}, e.now, logger, reg)
+}
+
+// addComponents adds the HTTP server (API and remote write), scraping and
+// self-monitoring to g. On error nothing is left running.
+func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, logger *slog.Logger, reg *prometheus.Registry) error {
+	rw, err := remotewrite.New(remotewrite.Options{
+		Appendable: st, Series: st, Limits: cfg.Limits, Now: e.now,
+		Logger: logger.With("component", "remote-write"), Registerer: reg,
+	})
+	if err != nil {
+		return err
+	}
+	var scraper *scrape.Scraper
+	var targets api.Targets
+	if cfg.Scrape != nil {
+		if scraper, err = scrape.New(cfg.Scrape, st, logger, reg); err != nil {
+			return err
+		}
+		targets = scraper.Manager()
+	}
+	stopScraper := func() {
+		if scraper != nil {
+			scraper.Stop()
+		}
+	}
 	ln, err := net.Listen("tcp", cfg.Web.Listen)
 	if err != nil {
+		stopScraper()
 		if errors.Is(err, syscall.EADDRINUSE) {
 			err = errors.New("address already in use (another vigil serve? choose one with --listen)")
 		}
-		return errors.Join(fmt.Errorf("serve: listen on %s: %w", cfg.Web.Listen, err), closeStore())
+		return fmt.Errorf("listen on %s: %w", cfg.Web.Listen, err)
 	}
 	if cfg.Web.MaxConnections > 0 {
 		ln = netutil.LimitListener(ln, cfg.Web.MaxConnections)
@@ -146,23 +190,34 @@ func serve(ctx context.Context, e *env, cfg config.Config) error {
 		ListenAddress: ln.Addr().String(), DataDir: cfg.Storage.DataDir,
 		LookbackDelta: time.Duration(cfg.Query.LookbackDelta), QueryTimeout: time.Duration(cfg.Query.Timeout),
 		Flags: map[string]string{"storage.tsdb.path": cfg.Storage.DataDir, "storage.tsdb.retention.time": cfg.Storage.Retention.String(), "web.listen-address": cfg.Web.Listen},
+		Write: rw, Targets: targets,
 	})
 	if err != nil {
 		_ = ln.Close()
-		return errors.Join(fmt.Errorf("serve: %w", err), closeStore())
+		stopScraper()
+		return err
 	}
+	addHTTP(g, h, ln, cfg, logger)
+	if scraper != nil {
+		g.Add(scraper.Run, func(error) { scraper.Stop() })
+	}
+	if cfg.Self.Enabled {
+		sctx, cancel := context.WithCancel(context.Background())
+		ing := self.New(reg, st, ln.Addr().String(), e.now, logger.With("component", "self"), reg)
+		g.Add(func() error {
+			return ing.Run(sctx, time.Duration(cfg.Self.Interval))
+		}, func(error) { cancel() })
+	}
+	return nil
+}
+
+func addHTTP(g *run.Group, h *api.Handler, ln net.Listener, cfg config.Config, logger *slog.Logger) {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 30 * time.Second,
 		ReadTimeout:       time.Duration(cfg.Web.ReadTimeout),
 		ErrorLog:          slog.NewLogLogger(logger.With("component", "http").Handler(), slog.LevelWarn),
 	}
-
-	var g run.Group
-	g.Add(func() error {
-		<-ctx.Done()
-		return nil
-	}, func(error) {})
 	g.Add(func() error {
 		logger.Info("listening", "address", ln.Addr().String(), "data_dir", cfg.Storage.DataDir)
 		h.SetReady(true)
@@ -183,19 +238,6 @@ func serve(ctx context.Context, e *env, cfg config.Config) error {
 		}
 		logger.Info("HTTP server stopped", "took", time.Since(start).Round(time.Millisecond))
 	})
-	if cfg.Self.Enabled {
-		sctx, cancel := context.WithCancel(context.Background())
-		ing := self.New(reg, st, ln.Addr().String(), e.now, logger.With("component", "self"), reg)
-		g.Add(func() error {
-			return ing.Run(sctx, time.Duration(cfg.Self.Interval))
-		}, func(error) { cancel() })
-	}
-	// The store closes last, once nothing reads or writes it any more.
-	err = errors.Join(g.Run(), closeStore())
-	if err == nil {
-		logger.Info("stopped")
-	}
-	return err
 }
 
 func buildInfoCollector() prometheus.Collector {

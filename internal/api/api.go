@@ -47,6 +47,17 @@ type Options struct {
 	LookbackDelta, QueryTimeout time.Duration
 	// Flags are shown at /api/v1/status/flags.
 	Flags map[string]string
+	// Write, when set, receives remote write at /api/v1/write.
+	Write http.Handler
+	// Targets, when set, serves /api/v1/targets, /api/v1/scrape_pools and
+	// the metadata of scraped targets at /api/v1/metadata.
+	Targets Targets
+}
+
+// Targets is what the API reads from the scrape manager.
+type Targets interface {
+	apiv1.TargetRetriever
+	apiv1.ScrapePoolsRetriever
 }
 
 // Handler serves the API. Until SetReady(true), /-/ready and the query API
@@ -71,14 +82,18 @@ func New(opts Options) (*Handler, error) {
 	h := &Handler{mux: http.NewServeMux(), start: time.Now()}
 
 	admin := adminStats(opts.Store)
+	var targets Targets = noTargets{}
+	if opts.Targets != nil {
+		targets = opts.Targets
+	}
 	bi := buildinfo.Get()
 	v1 := apiv1.NewAPI(
 		opts.Store.Engine(),
 		chunkQueryable{opts.Store},
 		nil,
 		exemplarQueryable(opts.Store),
-		func(context.Context) apiv1.ScrapePoolsRetriever { return noTargets{} },
-		func(context.Context) apiv1.TargetRetriever { return noTargets{} },
+		func(context.Context) apiv1.ScrapePoolsRetriever { return targets },
+		func(context.Context) apiv1.TargetRetriever { return targets },
 		func(context.Context) apiv1.AlertmanagerRetriever { return noAlertmanagers{} },
 		func() config.Config { return config.DefaultConfig },
 		opts.Flags,
@@ -118,6 +133,9 @@ func New(opts Options) (*Handler, error) {
 	r := route.New()
 	v1.Register(r.WithPrefix("/api/v1"))
 	h.mux.Handle("/api/v1/", r)
+	if opts.Write != nil {
+		h.mux.Handle("/api/v1/write", opts.Write)
+	}
 	h.mux.Handle("/metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelError)}))
 	h.mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
