@@ -166,7 +166,7 @@ func (r *Remote) get(ctx context.Context, path string, params url.Values, out an
 		return nil, fmt.Errorf("answer of %s is larger than %d bytes: narrow the window or the selector", u.Redacted(), r.limitRd)
 	}
 	var env apiResponse
-	if err := json.Unmarshal(raw, &env); err != nil {
+	if err := json.Unmarshal(raw, &env); err != nil || (env.Status != "success" && env.Status != "error") {
 		return nil, fmt.Errorf("answer of %s (HTTP %d) is not Prometheus API JSON: %s", u.Redacted(), resp.StatusCode, snippet(raw))
 	}
 	if env.Status != "success" {
