@@ -289,7 +289,8 @@ func TestEngineLimits(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		_, _, err := store.Query(ctx, s, "sum(heavy)", end)
-		require.ErrorIs(t, err, context.Canceled)
+		var canceled promql.ErrQueryCanceled
+		require.True(t, errors.As(err, &canceled) || errors.Is(err, context.Canceled), "%v", err)
 	})
 	t.Run("lookback delta", func(t *testing.T) {
 		cfg := store.DefaultEmbeddedConfig(t.TempDir())
@@ -329,4 +330,38 @@ func TestEmbeddedAdmin(t *testing.T) {
 	require.NoError(t, s.Delete(t.Context(), math.MinInt64, math.MaxInt64, labels.MustNewMatcher(labels.MatchEqual, "k", "a")))
 	require.NoError(t, s.CleanTombstones())
 	require.Equal(t, map[string]float64{"b": 3}, byLabel(t, s, "g", base.Add(2*time.Minute), "k"))
+}
+
+// TestQueryResultOutlivesNextQuery checks that a result stays as it was
+// when later queries run: the engine hands the memory of a closed query to
+// the next one.
+func TestQueryResultOutlivesNextQuery(t *testing.T) {
+	s := openEmbedded(t, store.DefaultEmbeddedConfig(t.TempDir()))
+	var ts []time.Time
+	for i := range 60 {
+		ts = append(ts, base.Add(time.Duration(i)*time.Minute))
+	}
+	for k, name := range []string{"a", "b"} {
+		for g := range 3 {
+			vs := make([]float64, len(ts))
+			for i := range vs {
+				vs[i] = float64(k*1000 + g*100 + i)
+			}
+			appendAll(t, s, labels.FromStrings("__name__", name, "g", fmt.Sprint(g)), ts, vs)
+		}
+	}
+	end := ts[len(ts)-1]
+	first, _, err := store.QueryRange(t.Context(), s, "a", base, end, time.Minute)
+	require.NoError(t, err)
+	vec, _, err := store.Query(t.Context(), s, "a", end)
+	require.NoError(t, err)
+	wantMatrix, wantVector := first.String(), vec.String()
+	for range 3 {
+		_, _, err := store.QueryRange(t.Context(), s, "b * 2", base, end, time.Minute)
+		require.NoError(t, err)
+		_, _, err = store.Query(t.Context(), s, "b", end)
+		require.NoError(t, err)
+	}
+	require.Equal(t, wantMatrix, first.String())
+	require.Equal(t, wantVector, vec.String())
 }

@@ -141,43 +141,54 @@ type apiResponse struct {
 }
 
 // get calls path with params and decodes the envelope's data into out.
-func (r *Remote) get(ctx context.Context, path string, params url.Values, out any) (annotations.Annotations, error) {
+// Parameters go in a POST form, which has no length limit, where the API
+// takes one (query, labels); the label values endpoint takes only GET.
+func (r *Remote) get(ctx context.Context, method, path string, params url.Values, out any) (annotations.Annotations, error) {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
 	defer cancel()
 	u := *r.base
 	u.Path += path
-	body := params.Encode()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), strings.NewReader(body))
-	if err != nil {
-		return nil, fmt.Errorf("build request to %s: %w", u.Redacted(), err)
+	// Errors name the endpoint without its parameters.
+	endpoint := u.Redacted()
+	var body io.Reader
+	if method == http.MethodGet {
+		u.RawQuery = params.Encode()
+	} else {
+		body = strings.NewReader(params.Encode())
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), body)
+	if err != nil {
+		return nil, fmt.Errorf("build request to %s: %w", endpoint, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
 	req.Header.Set("Accept", "application/json")
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("query %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("query %s: %w", endpoint, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, r.limitRd+1))
 	if err != nil {
-		return nil, fmt.Errorf("read answer of %s: %w", u.Redacted(), err)
+		return nil, fmt.Errorf("read answer of %s: %w", endpoint, err)
 	}
 	if int64(len(raw)) > r.limitRd {
-		return nil, fmt.Errorf("answer of %s is larger than %d bytes: narrow the window or the selector", u.Redacted(), r.limitRd)
+		return nil, fmt.Errorf("answer of %s is larger than %d bytes: narrow the window or the selector", endpoint, r.limitRd)
 	}
 	var env apiResponse
 	if err := json.Unmarshal(raw, &env); err != nil || (env.Status != "success" && env.Status != "error") {
-		return nil, fmt.Errorf("answer of %s (HTTP %d) is not Prometheus API JSON: %s", u.Redacted(), resp.StatusCode, snippet(raw))
+		return nil, fmt.Errorf("answer of %s (HTTP %d) is not Prometheus API JSON: %s", endpoint, resp.StatusCode, snippet(raw))
 	}
 	if env.Status != "success" {
-		return nil, fmt.Errorf("%s answered HTTP %d %s: %s", u.Redacted(), resp.StatusCode, env.ErrorType, env.Error)
+		return nil, fmt.Errorf("%s answered HTTP %d %s: %s", endpoint, resp.StatusCode, env.ErrorType, env.Error)
 	}
 	var warns annotations.Annotations
 	for _, w := range env.Warnings {
 		warns.Add(errors.New(w))
 	}
 	if err := json.Unmarshal(env.Data, out); err != nil {
-		return warns, fmt.Errorf("decode data of %s: %w", u.Redacted(), err)
+		return warns, fmt.Errorf("decode data of %s: %w", endpoint, err)
 	}
 	return warns, nil
 }
@@ -226,7 +237,7 @@ func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHin
 		ResultType string       `json:"resultType"`
 		Result     model.Matrix `json:"result"`
 	}
-	warns, err := q.r.get(ctx, "/api/v1/query", params, &data)
+	warns, err := q.r.get(ctx, http.MethodPost, "/api/v1/query", params, &data)
 	if err != nil {
 		return storage.ErrSeriesSet(err)
 	}
@@ -268,7 +279,7 @@ func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHin
 // LabelValues implements storage.LabelQuerier.
 func (q *remoteQuerier) LabelValues(ctx context.Context, name string, hints *storage.LabelHints, ms ...*labels.Matcher) ([]string, annotations.Annotations, error) {
 	var out []string
-	warns, err := q.r.get(ctx, "/api/v1/label/"+url.PathEscape(name)+"/values", q.labelParams(hints, ms), &out)
+	warns, err := q.r.get(ctx, http.MethodGet, "/api/v1/label/"+url.PathEscape(name)+"/values", q.labelParams(hints, ms), &out)
 	slices.Sort(out)
 	return out, warns, err
 }
@@ -276,7 +287,7 @@ func (q *remoteQuerier) LabelValues(ctx context.Context, name string, hints *sto
 // LabelNames implements storage.LabelQuerier.
 func (q *remoteQuerier) LabelNames(ctx context.Context, hints *storage.LabelHints, ms ...*labels.Matcher) ([]string, annotations.Annotations, error) {
 	var out []string
-	warns, err := q.r.get(ctx, "/api/v1/labels", q.labelParams(hints, ms), &out)
+	warns, err := q.r.get(ctx, http.MethodPost, "/api/v1/labels", q.labelParams(hints, ms), &out)
 	slices.Sort(out)
 	return out, warns, err
 }

@@ -114,6 +114,7 @@ type fakeAPI struct {
 	mu       sync.Mutex
 	requests []url.Values
 	paths    []string
+	methods  []string
 	matrix   string
 	labels   string
 }
@@ -124,7 +125,8 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.mu.Lock()
-	f.requests = append(f.requests, r.PostForm)
+	f.requests = append(f.requests, r.Form)
+	f.methods = append(f.methods, r.Method)
 	f.paths = append(f.paths, r.URL.Path)
 	f.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json")
@@ -164,6 +166,7 @@ func TestRemoteSelect(t *testing.T) {
 
 	api.mu.Lock()
 	require.Equal(t, "/prometheus/api/v1/query", api.paths[0])
+	require.Equal(t, http.MethodPost, api.methods[0])
 	req := api.requests[0]
 	api.mu.Unlock()
 	require.Equal(t, at(0), req.Get("time"))
@@ -187,7 +190,11 @@ func TestRemoteSelect(t *testing.T) {
 	require.Equal(t, "10", api.requests[1].Get("limit"))
 	require.Equal(t, at(-time.Hour), api.requests[1].Get("start"))
 	require.Equal(t, at(0), api.requests[1].Get("end"))
+	require.Equal(t, http.MethodPost, api.methods[1])
 	require.Equal(t, "/prometheus/api/v1/label/k/values", api.paths[2])
+	// Prometheus serves label values only to GET.
+	require.Equal(t, http.MethodGet, api.methods[2])
+	require.Equal(t, at(-time.Hour), api.requests[2].Get("start"))
 }
 
 func TestRemoteLabelErrors(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -104,7 +105,8 @@ func newEngine(cfg EngineConfig, trackerDir string, logger *slog.Logger, reg pro
 	}), nil
 }
 
-// Query evaluates an instant PromQL query over s at ts.
+// Query evaluates an instant PromQL query over s at ts. The result is the
+// caller's: it stays valid after later queries.
 func Query(ctx context.Context, s Store, qs string, ts time.Time) (parser.Value, annotations.Annotations, error) {
 	q, err := s.Engine().NewInstantQuery(ctx, s, nil, qs, ts)
 	if err != nil {
@@ -112,10 +114,11 @@ func Query(ctx context.Context, s Store, qs string, ts time.Time) (parser.Value,
 	}
 	defer q.Close()
 	res := q.Exec(ctx)
-	return res.Value, res.Warnings, res.Err
+	return detach(res.Value), res.Warnings, res.Err
 }
 
-// QueryRange evaluates a range PromQL query over s.
+// QueryRange evaluates a range PromQL query over s. The result is the
+// caller's: it stays valid after later queries.
 func QueryRange(ctx context.Context, s Store, qs string, start, end time.Time, step time.Duration) (parser.Value, annotations.Annotations, error) {
 	q, err := s.Engine().NewRangeQuery(ctx, s, nil, qs, start, end, step)
 	if err != nil {
@@ -123,5 +126,35 @@ func QueryRange(ctx context.Context, s Store, qs string, start, end time.Time, s
 	}
 	defer q.Close()
 	res := q.Exec(ctx)
-	return res.Value, res.Warnings, res.Err
+	return detach(res.Value), res.Warnings, res.Err
+}
+
+// detach copies what of a result the engine keeps in its pools: Close hands
+// the point slices (and the histograms they point to) to the next query,
+// which overwrites them.
+func detach(v parser.Value) parser.Value {
+	switch v := v.(type) {
+	case promql.Matrix:
+		out := make(promql.Matrix, len(v))
+		for i, s := range v {
+			out[i] = s
+			out[i].Floats = slices.Clone(s.Floats)
+			if s.Histograms != nil {
+				out[i].Histograms = make([]promql.HPoint, len(s.Histograms))
+				for j, p := range s.Histograms {
+					out[i].Histograms[j] = promql.HPoint{T: p.T, H: p.H.Copy()}
+				}
+			}
+		}
+		return out
+	case promql.Vector:
+		out := slices.Clone(v)
+		for i := range out {
+			if out[i].H != nil {
+				out[i].H = out[i].H.Copy()
+			}
+		}
+		return out
+	}
+	return v
 }
