@@ -1,6 +1,7 @@
 package fileimport
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/prometheus/model/labels"
@@ -121,7 +123,10 @@ func Append(ctx context.Context, app storage.AppendableV2, files []*File, batch 
 }
 
 // WriteBlocks writes files as TSDB blocks of blockDuration (0 means the TSDB
-// default of 2h) into dir, which the caller has locked. Blocks are built in a
+// default of 2h) into dir, which the caller has locked. Files may hold the
+// same series at interleaved times, in any order; a sample two files hold
+// is written once when their values agree and is an error when they
+// differ. Blocks are built in a
 // staging directory inside dir and moved into place only when all are
 // built; on error nothing is left behind. A crash mid-way leaves only the
 // staging directory, which the TSDB removes when it next opens dir.
@@ -145,10 +150,13 @@ func WriteBlocks(ctx context.Context, dir string, files []*File, blockDuration i
 	}
 	defer os.RemoveAll(staging)
 
-	ids, err := writeStaged(ctx, staging, files, stats.MinT, stats.MaxT, blockDuration, logger)
+	ids, dups, err := writeStaged(ctx, staging, files, stats.MinT, stats.MaxT, blockDuration, logger)
 	if err != nil {
 		return Stats{}, err
 	}
+	// A sample that several files hold is written once.
+	stats.Samples -= dups
+	stats.Duplicates += dups
 	var moved []string
 	for _, id := range ids {
 		dst := filepath.Join(dir, id.String())
@@ -166,14 +174,17 @@ func WriteBlocks(ctx context.Context, dir string, files []*File, blockDuration i
 
 // writeStaged writes one block per block range, re-reading the files for
 // each range as promtool's backfill does, so that memory holds one range.
-func writeStaged(ctx context.Context, dir string, files []*File, mint, maxt, blockDuration int64, logger *slog.Logger) ([]ulid.ULID, error) {
+// It returns the blocks and the samples that two files both hold.
+func writeStaged(ctx context.Context, dir string, files []*File, mint, maxt, blockDuration int64, logger *slog.Logger) ([]ulid.ULID, int, error) {
 	var ids []ulid.ULID
+	dups := 0
 	start := blockDuration * floorDiv(mint, blockDuration)
 	for t := start; t <= maxt; {
-		id, next, err := writeRange(ctx, dir, files, t, t+blockDuration, blockDuration, logger)
+		id, next, d, err := writeRange(ctx, dir, files, t, t+blockDuration, blockDuration, logger)
 		if err != nil {
-			return nil, fmt.Errorf("write block %s to %s: %w", fmtMillis(t), fmtMillis(t+blockDuration), err)
+			return nil, 0, fmt.Errorf("write block %s to %s: %w", fmtMillis(t), fmtMillis(t+blockDuration), err)
 		}
+		dups += d
 		if id != (ulid.ULID{}) {
 			ids = append(ids, id)
 		}
@@ -182,51 +193,131 @@ func writeStaged(ctx context.Context, dir string, files []*File, mint, maxt, blo
 		}
 		t = blockDuration * floorDiv(next, blockDuration)
 	}
-	return ids, nil
+	return ids, dups, nil
 }
 
-func writeRange(ctx context.Context, dir string, files []*File, mint, maxt, blockDuration int64, logger *slog.Logger) (_ ulid.ULID, next int64, err error) {
+// writeRange writes the samples of files in [mint, maxt) as one block. The
+// samples of one file come in order, as Read checked; those of several files
+// are merged first, because the block writer's head drops, without an
+// error, a sample older than one of its series appended before in the same
+// commit.
+func writeRange(ctx context.Context, dir string, files []*File, mint, maxt, blockDuration int64, logger *slog.Logger) (_ ulid.ULID, next int64, dups int, err error) {
 	// The block writer accepts samples at most half a block older than the
 	// newest one; pretending the block is twice as large lets the whole
 	// range in, as promtool does.
 	w, err := tsdb.NewBlockWriter(logger, dir, 2*blockDuration)
 	if err != nil {
-		return ulid.ULID{}, 0, fmt.Errorf("block writer: %w", err)
+		return ulid.ULID{}, 0, 0, fmt.Errorf("block writer: %w", err)
 	}
 	defer func() { err = errors.Join(err, w.Close()) }()
 	const batch = 50_000
 	app := w.AppenderV2(ctx)
 	n := 0
-	next = math.MaxInt64
-	for _, f := range files {
-		nf, err := f.each(mint, maxt, func(lset labels.Labels, t int64, v float64) error {
-			if _, err := app.Append(0, lset, 0, t, v, nil, nil, storage.AOptions{}); err != nil {
-				return fmt.Errorf("%s: append %s at %s: %w", f.Name, lset, fmtMillis(t), err)
-			}
-			if n++; n%batch == 0 {
-				if err := app.Commit(); err != nil {
-					return fmt.Errorf("commit: %w", err)
-				}
-				app = w.AppenderV2(ctx)
-			}
-			return ctx.Err()
-		})
-		if err != nil {
-			return ulid.ULID{}, 0, errors.Join(err, app.Rollback())
+	add := func(name string, lset labels.Labels, t int64, v float64) error {
+		if _, err := app.Append(0, lset, 0, t, v, nil, nil, storage.AOptions{}); err != nil {
+			return fmt.Errorf("%s: append %s at %s: %w", name, lset, fmtMillis(t), err)
 		}
-		next = min(next, nf)
+		if n++; n%batch == 0 {
+			if err := app.Commit(); err != nil {
+				return fmt.Errorf("commit: %w", err)
+			}
+			app = w.AppenderV2(ctx)
+		}
+		return ctx.Err()
+	}
+	next = math.MaxInt64
+	if len(files) == 1 {
+		f := files[0]
+		next, err = f.each(mint, maxt, func(lset labels.Labels, t int64, v float64) error {
+			return add(f.Name, lset, t, v)
+		})
+	} else {
+		m := newMerger()
+		for i, f := range files {
+			var nf int64
+			nf, err = f.each(mint, maxt, func(lset labels.Labels, t int64, v float64) error {
+				m.add(i, lset, t, v)
+				return ctx.Err()
+			})
+			if err != nil {
+				break
+			}
+			next = min(next, nf)
+		}
+		if err == nil {
+			dups, err = m.each(files, add)
+		}
+	}
+	if err != nil {
+		return ulid.ULID{}, 0, 0, errors.Join(err, app.Rollback())
 	}
 	if err := app.Commit(); err != nil {
-		return ulid.ULID{}, 0, fmt.Errorf("commit: %w", err)
+		return ulid.ULID{}, 0, 0, fmt.Errorf("commit: %w", err)
 	}
 	if n == 0 {
-		return ulid.ULID{}, next, nil
+		return ulid.ULID{}, next, dups, nil
 	}
 	id, err := w.Flush(ctx)
 	if err != nil && !errors.Is(err, tsdb.ErrNoSeriesAppended) {
-		return ulid.ULID{}, 0, fmt.Errorf("flush: %w", err)
+		return ulid.ULID{}, 0, 0, fmt.Errorf("flush: %w", err)
 	}
-	return id, next, nil
+	return id, next, dups, nil
+}
+
+// merger holds the samples of one block range from several files, by series.
+type merger struct {
+	byHash map[uint64][]*mergedSeries
+	order  []*mergedSeries
+}
+
+type mergedSeries struct {
+	lset    labels.Labels
+	samples []mergedSample
+}
+
+type mergedSample struct {
+	t    int64
+	v    float64
+	file int
+}
+
+func newMerger() *merger { return &merger{byHash: map[uint64][]*mergedSeries{}} }
+
+func (m *merger) add(file int, lset labels.Labels, t int64, v float64) {
+	h := lset.Hash()
+	for _, s := range m.byHash[h] {
+		if labels.Equal(s.lset, lset) {
+			s.samples = append(s.samples, mergedSample{t: t, v: v, file: file})
+			return
+		}
+	}
+	s := &mergedSeries{lset: lset, samples: []mergedSample{{t: t, v: v, file: file}}}
+	m.byHash[h] = append(m.byHash[h], s)
+	m.order = append(m.order, s)
+}
+
+// each calls fn for every sample in time order within each series. A sample
+// that several files hold with the same value is passed once and counted; with
+// different values it is an error naming both files.
+func (m *merger) each(files []*File, fn func(name string, lset labels.Labels, t int64, v float64) error) (dups int, err error) {
+	for _, s := range m.order {
+		slices.SortStableFunc(s.samples, func(a, b mergedSample) int { return cmp.Compare(a.t, b.t) })
+		for i, cur := range s.samples {
+			if i > 0 && s.samples[i-1].t == cur.t {
+				prev := s.samples[i-1]
+				if sameValue(prev.v, cur.v) {
+					dups++
+					continue
+				}
+				return dups, fmt.Errorf("%s and %s both hold %s at %s, with different values (%g and %g)",
+					files[prev.file].Name, files[cur.file].Name, s.lset, fmtMillis(cur.t), prev.v, cur.v)
+			}
+			if err := fn(files[cur.file].Name, s.lset, cur.t, cur.v); err != nil {
+				return dups, err
+			}
+		}
+	}
+	return dups, nil
 }
 
 func floorDiv(a, b int64) int64 {

@@ -370,3 +370,57 @@ func TestSum(t *testing.T) {
 		fileimport.Sum([]*fileimport.File{a, empty, b}))
 	require.Equal(t, fileimport.Stats{Files: 1}, fileimport.Sum([]*fileimport.File{empty}))
 }
+
+// TestWriteBlocksMergesFiles gives WriteBlocks files that hold the same
+// series at interleaved and shared times, in any order.
+func TestWriteBlocksMergesFiles(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	// even and odd render g{i="0"} at even and odd minutes of one block;
+	// the value is the minute.
+	render := func(from, step, to int) string {
+		var b strings.Builder
+		for m := from; m < to; m += step {
+			fmt.Fprintf(&b, "g{i=\"0\"} %d %d\n", m, start.Add(time.Duration(m)*time.Minute).UnixMilli())
+		}
+		return b.String()
+	}
+	even := mustRead(t, "even.prom", render(0, 2, 60))
+	odd := mustRead(t, "odd.prom", render(1, 2, 60))
+	firstHalf := mustRead(t, "first-half.prom", render(0, 1, 30))
+	all := mustRead(t, "all.prom", render(0, 1, 60))
+
+	tests := []struct {
+		name       string
+		files      []*fileimport.File
+		samples    int
+		duplicates int
+	}{
+		{"interleaved", []*fileimport.File{odd, even}, 60, 0},
+		{"overlapping, later file first", []*fileimport.File{all, firstHalf}, 60, firstHalf.Samples},
+		{"the same file twice", []*fileimport.File{all, all}, 60, 60},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			stats, err := fileimport.WriteBlocks(t.Context(), dir, tt.files, 0, nil)
+			require.NoError(t, err)
+			require.Equal(t, tt.samples, stats.Samples)
+			require.Equal(t, tt.duplicates, stats.Duplicates)
+			require.Equal(t, 1, stats.Blocks)
+			s := openEmbedded(t, dir)
+			end := start.Add(59*time.Minute + 30*time.Second)
+			require.Equal(t, map[string]float64{"0": 60}, vectorOf(t, s, "count_over_time(g[1h])", end, "i"))
+			require.Equal(t, map[string]float64{"0": 59 * 60 / 2}, vectorOf(t, s, "sum_over_time(g[1h])", end, "i"))
+			require.Equal(t, map[string]float64{"0": 37}, vectorOf(t, s, "g", start.Add(37*time.Minute), "i"))
+		})
+	}
+
+	t.Run("different values at the same time", func(t *testing.T) {
+		dir := t.TempDir()
+		other := mustRead(t, "other.prom", fmt.Sprintf("g{i=\"0\"} 99 %d\n", start.Add(30*time.Minute).UnixMilli()))
+		_, err := fileimport.WriteBlocks(t.Context(), dir, []*fileimport.File{all, other}, 0, nil)
+		require.ErrorContains(t, err, `all.prom and other.prom both hold {__name__="g", i="0"} at 2026-01-01T00:30:00Z, with different values (30 and 99)`)
+		require.Empty(t, blockDirs(t, dir))
+		require.Empty(t, leftovers(t, dir))
+	})
+}
