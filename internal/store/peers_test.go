@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vigil-obs/vigil/internal/peertest"
@@ -291,6 +292,24 @@ func TestRemoteMatchesEmbedded(t *testing.T) {
 				require.Equal(t, []string{"+Inf", "0.1", "0.5", "1"}, values)
 				require.NoError(t, q.Close())
 			}
+
+			// "All time", as code that reads a store directly asks for it.
+			q, err := r.Querier(math.MinInt64, math.MaxInt64)
+			require.NoError(t, err)
+			names, _, err := q.LabelNames(t.Context(), nil, gpu)
+			require.NoError(t, err)
+			require.Equal(t, []string{"__name__", "gpu", "node"}, names)
+			set := q.Select(t.Context(), false, nil, gpu)
+			n := 0
+			for set.Next() {
+				it := set.At().Iterator(nil)
+				for it.Next() != chunkenc.ValNone {
+					n++
+				}
+			}
+			require.NoError(t, set.Err())
+			require.Equal(t, 4*240, n)
+			require.NoError(t, q.Close())
 		})
 	}
 

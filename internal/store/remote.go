@@ -112,9 +112,18 @@ func NewRemote(cfg RemoteConfig, now func() time.Time, logger *slog.Logger, reg 
 }
 
 // Querier implements storage.Queryable.
+// The range is clamped to the Unix epoch and the year 2200, so that "all
+// time" (math.MinInt64 to math.MaxInt64) works: a backend misreads times
+// beyond its own limits, and one range selector spans at most 292 years.
 func (r *Remote) Querier(mint, maxt int64) (storage.Querier, error) {
-	return &remoteQuerier{r: r, mint: mint, maxt: maxt}, nil
+	return &remoteQuerier{r: r, mint: max(mint, remoteMinTime), maxt: min(maxt, remoteMaxTime)}, nil
 }
+
+// The times a Remote asks its backend about.
+var (
+	remoteMinTime = int64(0)
+	remoteMaxTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+)
 
 // AppenderV2 implements storage.AppendableV2; every append fails with ErrReadOnly.
 func (r *Remote) AppenderV2(context.Context) storage.AppenderV2 { return readOnlyAppender{} }
