@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -317,7 +318,7 @@ func TestEmbeddedAdmin(t *testing.T) {
 	appendAll(t, s, lset, []time.Time{base, base.Add(time.Minute)}, []float64{1, 2})
 	appendAll(t, s, labels.FromStrings("__name__", "g", "k", "b"), []time.Time{base}, []float64{3})
 
-	stats, err := s.Stats(labels.MetricName, 10)
+	stats, err := s.Stats(model.MetricNameLabel, 10)
 	require.NoError(t, err)
 	require.Equal(t, uint64(2), stats.NumSeries)
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -98,11 +99,11 @@ func promText(samples []peerSample) string {
 func textSeries(lset labels.Labels) string {
 	var parts []string
 	lset.Range(func(l labels.Label) {
-		if l.Name != labels.MetricName {
+		if l.Name != model.MetricNameLabel {
 			parts = append(parts, fmt.Sprintf("%s=%q", l.Name, l.Value))
 		}
 	})
-	return lset.Get(labels.MetricName) + "{" + strings.Join(parts, ",") + "}"
+	return lset.Get(model.MetricNameLabel) + "{" + strings.Join(parts, ",") + "}"
 }
 
 func formatValue(v float64) string { return fmt.Sprintf("%g", v) }
@@ -277,14 +278,14 @@ func TestRemoteMatchesEmbedded(t *testing.T) {
 			}
 
 			mint, maxt := peerStart.UnixMilli(), peerStart.Add(time.Hour).UnixMilli()
-			gpu := labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, "gpu_temp_celsius")
+			gpu := labels.MustNewMatcher(labels.MatchEqual, model.MetricNameLabel, "gpu_temp_celsius")
 			for _, st := range []store.Store{emb, r} {
 				q, err := st.Querier(mint, maxt)
 				require.NoError(t, err)
 				names, _, err := q.LabelNames(t.Context(), nil, gpu)
 				require.NoError(t, err)
 				require.Equal(t, []string{"__name__", "gpu", "node"}, names)
-				values, _, err := q.LabelValues(t.Context(), "job", nil, labels.MustNewMatcher(labels.MatchEqual, labels.MetricName, "http_requests_total"))
+				values, _, err := q.LabelValues(t.Context(), "job", nil, labels.MustNewMatcher(labels.MatchEqual, model.MetricNameLabel, "http_requests_total"))
 				require.NoError(t, err)
 				require.Equal(t, []string{"api", "worker"}, values)
 				values, _, err = q.LabelValues(t.Context(), "le", nil)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/stretchr/testify/require"
@@ -110,7 +111,7 @@ func countBlocks(t *testing.T, dir string) (map[string]struct{}, int) {
 		require.NoError(t, err)
 		q, err := tsdb.NewBlockQuerier(b, b.MinTime(), b.MaxTime())
 		require.NoError(t, err)
-		set := q.Select(t.Context(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, labels.MetricName, ".+"))
+		set := q.Select(t.Context(), false, nil, labels.MustNewMatcher(labels.MatchRegexp, model.MetricNameLabel, ".+"))
 		for set.Next() {
 			series[set.At().Labels().String()] = struct{}{}
 			it := set.At().Iterator(nil)

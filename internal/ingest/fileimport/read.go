@@ -329,7 +329,7 @@ func (f *File) parseError(lines *lineIndex, lastEnd int, err error, opts Options
 }
 
 func checkLabels(lset labels.Labels, opts Options) error {
-	if lset.Get(labels.MetricName) == "" {
+	if lset.Get(model.MetricNameLabel) == "" {
 		return errors.New("series has no metric name")
 	}
 	if opts.MaxLabels > 0 && lset.Len() > opts.MaxLabels {

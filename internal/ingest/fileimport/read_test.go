@@ -25,14 +25,6 @@ var at = time.Date(2026, 11, 12, 2, 50, 30, 0, time.UTC)
 
 func opts() fileimport.Options { return fileimport.DefaultOptions(at) }
 
-func ms(s string) int64 {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		panic(err)
-	}
-	return t.UnixMilli()
-}
-
 func TestReadFormats(t *testing.T) {
 	tests := []struct {
 		name       string
