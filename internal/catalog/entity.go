@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 )
 
@@ -130,7 +131,7 @@ func (c *Catalog) Resolve(v Vocabulary, lset labels.Labels) Resolution {
 
 // ResolveSeries is Resolve with the vocabulary taken from the series name.
 func (c *Catalog) ResolveSeries(lset labels.Labels) Resolution {
-	v, _ := c.Vocabulary(lset.Get(labels.MetricName))
+	v, _ := c.Vocabulary(lset.Get(model.MetricNameLabel))
 	return c.Resolve(v, lset)
 }
 

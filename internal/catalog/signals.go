@@ -5,6 +5,8 @@ func builtinSignals() []Signal {
 	var out []Signal
 	for _, part := range [][]Signal{
 		gpuDeviceSignals(), gpuErrorSignals(), gpuLinkSignals(), gpuProfSignals(),
+		inferSignals(), inferServerSignals(), inferPlatformSignals(),
+		kubeSignals(), hostSignals(),
 	} {
 		out = append(out, part...)
 	}
@@ -16,6 +18,8 @@ func builtinSignals() []Signal {
 func builtinIgnored() []Ignored {
 	var out []Ignored
 	out = append(out, dcgmIgnored()...)
+	out = append(out, vllmIgnored()...)
+	out = append(out, otherIgnored()...)
 	return out
 }
 
@@ -38,6 +42,9 @@ func (s Source) labelled(ls ...string) Source { s.Labels = ls; return s }
 
 // versions returns s with a version note.
 func (s Source) versions(v string) Source { s.Versions = v; return s }
+
+// monotonicUnsure marks s's true type as in doubt.
+func (s Source) monotonicUnsure() Source { s.CheckMonotonic = true; return s }
 
 // typed returns s with its own true type.
 func (s Source) typed(t Type) Source { s.Type = t; return s }

@@ -11,8 +11,8 @@ func gpuLinkSignals() []Signal {
 			}},
 		{Name: "gpu.nvlink_link_bandwidth", Level: LevelGPU, Type: Gauge, Unit: UnitMiBPerS, Agg: Sum,
 			Meaning: "NVLink bandwidth of one link (DCGM_FI_DEV_NVLINK_BANDWIDTH_L0..L17); compare links of one GPU to find the bad one.",
-			Sources: []Source{dcgm("DCGM_FI_DEV_NVLINK_BANDWIDTH_L0", 440).declared(Counter).
-				with("link 0; fields 440-447 (L0-L5 on Ampere) and later ones continue the series: a gauge like the total")}},
+			Sources: []Source{dcgm("DCGM_FI_DEV_NVLINK_BANDWIDTH_L0", 440).declared(Counter).monotonicUnsure().
+				with("link 0 (fields 440-445 are L0-L5; later links have later fields); DCGM calls it a bandwidth counter and the dcp CSV a byte count, but it comes from the same source as the total: check monotonicity")}},
 		{Name: "gpu.nvlink_tx", Level: LevelGPU, Type: Gauge, Unit: UnitBytesPerS, Agg: Sum,
 			Meaning: "NVLink bytes transmitted per second (profiling field, headers and payload): a rate already.",
 			Sources: []Source{dcgm("DCGM_FI_PROF_NVLINK_TX_BYTES", 1011).with("a rate (bytes/s), not a counter: never rate() it")}},

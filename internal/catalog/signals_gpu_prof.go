@@ -29,6 +29,10 @@ func gpuProfSignals() []Signal {
 			"Fraction of cycles the integer tensor pipe was active."),
 		ratio("gpu.tensor_hmma_active", "DCGM_FI_PROF_PIPE_TENSOR_HMMA_ACTIVE", 1014,
 			"Fraction of cycles the half-precision tensor pipe was active."),
+		ratio("gpu.tensor_dfma_active", "DCGM_FI_PROF_PIPE_TENSOR_DFMA_ACTIVE", 1015,
+			"Fraction of cycles the double-precision tensor pipe was active."),
+		ratio("gpu.int_active", "DCGM_FI_PROF_PIPE_INT_ACTIVE", 1016,
+			"Fraction of cycles the integer pipe was active."),
 		{Name: "gpu.pcie_tx_rate", Level: LevelGPU, Type: Gauge, Unit: UnitBytesPerS, Agg: Sum,
 			Meaning: "PCIe bytes transmitted per second, headers and payload (profiling field): a rate already.",
 			Sources: []Source{dcgm("DCGM_FI_PROF_PCIE_TX_BYTES", 1009).

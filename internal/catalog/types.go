@@ -159,6 +159,10 @@ type Source struct {
 	// from the true type (e.g. DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL is declared
 	// counter but is a gauge: never rate() it).
 	Declared Type
+	// CheckMonotonic says the true type is in doubt (exporters disagree or
+	// document it loosely): check at run time whether the series ever
+	// decreases before reading it as a counter.
+	CheckMonotonic bool
 	// Scale multiplies the metric's value into the signal's unit; 0 means 1.
 	Scale float64
 	// Field is the DCGM field ID, for dcgm-exporter.
