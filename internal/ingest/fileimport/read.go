@@ -311,8 +311,10 @@ func (f *File) parseError(lines *lineIndex, lastEnd int, err error, opts Options
 	msg := err.Error()
 	text := lines.text(line)
 	switch {
-	case bytes.IndexByte(text, '\r') >= 0:
+	case bytes.HasSuffix(text, []byte("\r\n")):
 		err = fmt.Errorf("%w (the line ends in a carriage return: Windows line endings are not valid, convert the file to LF line endings)", err)
+	case bytes.IndexByte(text, '\r') >= 0:
+		err = fmt.Errorf("%w (the line holds a carriage return, which is not valid outside label values)", err)
 	case f.Format == FormatOpenMetrics && string(text) == "\n":
 		err = fmt.Errorf("%w (blank lines are not allowed in OpenMetrics)", err)
 	case f.Format == FormatOpenMetrics && strings.Contains(msg, "data does not end with # EOF"):

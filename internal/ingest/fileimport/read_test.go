@@ -355,6 +355,7 @@ func TestReadErrors(t *testing.T) {
 		{name: "CRLF on a sample line", in: "a 1 1700000000000\r\n", line: 1, msg: "the line ends in a carriage return"},
 		{name: "CRLF blank line", in: "a 1 1700000000000\n\r\nb 1 1700000000000\n", line: 2, msg: "carriage return"},
 		{name: "CRLF openmetrics", in: "a 1 1700000000\r\n# EOF\r\n", line: 1, msg: "carriage return"},
+		{name: "carriage return inside a line", in: "a 1\nb\r 2\n", line: 2, msg: "the line holds a carriage return"},
 		{name: "non-breaking space line", in: "a 1\n\u00a0\nb 2\n", line: 2, msg: "expected a valid start token"},
 		{name: "NUL byte at the start of a line", in: "a 1 1700000000000\n\n\x00b 2 1700000000000\n", line: 3, msg: "NUL byte"},
 	}
