@@ -200,6 +200,7 @@ func TestBadRequests(t *testing.T) {
 	f2("long label value", prompb.TimeSeries{Labels: series("m", "a", strings.Repeat("v", 51)), Samples: []prompb.Sample{{Value: 1, Timestamp: ts}}}, "max_label_value_length=50")
 	f2("no metric name", prompb.TimeSeries{Labels: []prompb.Label{{Name: "a", Value: "b"}}, Samples: []prompb.Sample{{Value: 1, Timestamp: ts}}}, "without a metric name")
 	f2("invalid utf8 value", prompb.TimeSeries{Labels: series("m", "a", "\xff\xfe"), Samples: []prompb.Sample{{Value: 1, Timestamp: ts}}}, "not UTF-8")
+	f2("empty label name", prompb.TimeSeries{Labels: series("m", "", "v"), Samples: []prompb.Sample{{Value: 1, Timestamp: ts}}}, "invalid label name")
 	f2("duplicate label", prompb.TimeSeries{Labels: []prompb.Label{{Name: "__name__", Value: "m"}, {Name: "a", Value: "1"}, {Name: "a", Value: "2"}}, Samples: []prompb.Sample{{Value: 1, Timestamp: ts}}}, "twice")
 	f2("far future", prompb.TimeSeries{Labels: series("m", "x", "future"), Samples: []prompb.Sample{{Value: 1, Timestamp: ts + int64(time.Hour/time.Millisecond)}}}, "in the future")
 	f2("too old", prompb.TimeSeries{Labels: series("m", "x", "old"), Samples: []prompb.Sample{{Value: 1, Timestamp: ts - int64(48*time.Hour/time.Millisecond)}}}, reasonTooOld)

@@ -181,7 +181,9 @@ func (w *batch) admit(ls labels.Labels, n int) bool {
 		w.reject(reasonLabelCount, n, fmt.Sprintf("%s has %d labels, over max_labels_per_series=%d", short(name), ls.Len(), lim.MaxLabelsPerSeries))
 		return false
 	}
-	if dup, ok := ls.HasDuplicateLabelNames(); ok {
+	// HasDuplicateLabelNames reports an empty first name as a duplicate
+	// of "": leave that one to the name check below.
+	if dup, ok := ls.HasDuplicateLabelNames(); ok && dup != "" {
 		w.reject(reasonInvalidLabels, n, fmt.Sprintf("%s has label %q twice", short(name), dup))
 		return false
 	}
