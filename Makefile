@@ -43,9 +43,13 @@ lint: tools
 test: deps lint
 	$(GO) test -timeout $(TEST_TIMEOUT) ./...
 
-# Short fuzzing of every parser of outside input.
+# Short fuzzing of every parser of outside input. A short minimisation time
+# keeps slow inputs (FuzzRead writes blocks) from stalling the run.
+FUZZTIME ?= 60s
 fuzz:
-	$(GO) test ./internal/ingest/fileimport -run '^$$' -fuzz FuzzRead -fuzztime 60s
+	$(GO) test ./internal/ingest/fileimport -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/ingest/remotewrite -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/config -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./...
