@@ -1,12 +1,12 @@
 package catalog
 
-// builtinAliases returns the entity label aliases of every vocabulary, each
-// list preferred first. tenantLabel, when set, carries the tenant.
-func builtinAliases(tenantLabel string) map[Vocabulary][]Alias {
-	target := targetAliases(tenantLabel)
-	with := func(own ...Alias) []Alias { return append(own, target...) }
+// builtinAliases returns each vocabulary's own entity label aliases, each
+// list preferred first; the Kubernetes target labels (targetAliases) follow
+// them for every vocabulary.
+func builtinAliases() map[Vocabulary][]Alias {
+	own := func(a ...Alias) []Alias { return a }
 	return map[Vocabulary][]Alias{
-		DCGMExporter: with(
+		DCGMExporter: own(
 			Alias{Key: KeyNode, Labels: []string{"Hostname", "hostname"}, Versions: "Hostname until 2026, hostname since",
 				Note: "the exporter's NODE_NAME; a container ID when it ran without it (not a node)"},
 			Alias{Key: KeyGPU, Labels: []string{"gpu"}, Note: "GPU index on the node, as a string"},
@@ -25,44 +25,44 @@ func builtinAliases(tenantLabel string) map[Vocabulary][]Alias {
 			Alias{Key: AttrGPUModel, Labels: []string{"modelName", "DCGM_FI_DEV_NAME"}},
 			Alias{Key: AttrDriverVersion, Labels: []string{"DCGM_FI_DRIVER_VERSION"}},
 		),
-		VLLM: with(
+		VLLM: own(
 			Alias{Key: KeyModel, Labels: []string{"model_name"}, Note: "the served model name; absent on info gauges such as vllm:cache_config_info"},
 			Alias{Key: AttrEngine, Labels: []string{"engine"}, Versions: "since 0.10", Note: "engine index within one server"},
 		),
-		NIM: with(
+		NIM: own(
 			Alias{Key: KeyModel, Labels: []string{"model_name"}},
 		),
-		SGLang: with(
+		SGLang: own(
 			Alias{Key: KeyModel, Labels: []string{"model_name"}},
 		),
-		TGI: with(
+		TGI: own(
 			Alias{Key: KeyModel, Labels: []string{"model_id"}, Note: "TGI series carry no model: one server serves one model, named by the target labels"},
 		),
-		Triton: with(
+		Triton: own(
 			Alias{Key: KeyModel, Labels: []string{"model"}},
 			Alias{Key: AttrModelVersion, Labels: []string{"version"}},
 			Alias{Key: KeyUUID, Labels: []string{"gpu_uuid"}, Note: "nv_gpu_* series"},
 		),
-		TRTLLM: with(
+		TRTLLM: own(
 			Alias{Key: KeyModel, Labels: []string{"model"}},
 			Alias{Key: AttrModelVersion, Labels: []string{"version"}},
 		),
-		KServe: with(
+		KServe: own(
 			Alias{Key: KeyModel, Labels: []string{"model_name"}},
 			Alias{Key: KeyService, Labels: []string{"service_name"}, Note: "the InferenceService, where the target labels add it"},
 		),
-		RayServe: with(
+		RayServe: own(
 			Alias{Key: KeyService, Labels: []string{"deployment", "application"}, Note: "a Serve deployment (or application) is the service"},
 			Alias{Key: KeyModel, Labels: []string{"model_id"}, Note: "only with multiplexed models"},
 		),
-		OTelGenAI: with(
+		OTelGenAI: own(
 			Alias{Key: KeyModel, Labels: []string{"gen_ai_request_model", "gen_ai_response_model"}},
 			Alias{Key: KeyService, Labels: []string{"service_name", "job"}, Note: "service.name; job is service.namespace/service.name after translation"},
 			Alias{Key: KeyPod, Labels: []string{"k8s_pod_name"}},
 			Alias{Key: KeyNamespace, Labels: []string{"k8s_namespace_name"}},
 			Alias{Key: KeyNode, Labels: []string{"k8s_node_name", "host_name"}},
 		),
-		KubeStateMetrics: with(
+		KubeStateMetrics: own(
 			Alias{Key: KeyNode, Labels: []string{"node"}},
 			Alias{Key: AttrNodeAddress, Labels: []string{"host_ip", "internal_ip"}, Note: "kube_pod_info host_ip, kube_node_info internal_ip: map node-exporter IPs to nodes"},
 			Alias{Key: KeyWorkload,
@@ -71,14 +71,14 @@ func builtinAliases(tenantLabel string) map[Vocabulary][]Alias {
 				Kinds:      []string{"", "", "Job", "StatefulSet", "Deployment", "DaemonSet", "ReplicaSet", "LeaderWorkerSet"},
 				Note:       "owner_* on kube_pod_owner and kube_*_owner, created_by_* on kube_pod_info; \"<none>\" means no owner"},
 		),
-		NodeExporter: with(
-			Alias{Key: KeyNode, Labels: []string{"nodename", "instance"},
-				Note: "instance is a node name or an IP:port; an IP goes to node_address for the topology to map"},
+		NodeExporter: own(
+			Alias{Key: KeyNode, Labels: []string{"node", "nodename", "instance"},
+				Note: "instance is a node name or an IP:port (the port is dropped); an IP goes to node_address for the topology to map"},
 		),
-		CAdvisor: with(
-			Alias{Key: KeyNode, Labels: []string{"instance"}, Note: "the kubelet's address when no node label was added"},
+		CAdvisor: own(
+			Alias{Key: KeyNode, Labels: []string{"node", "instance"}, Note: "instance is the kubelet's address when no node label was added"},
 		),
-		Training: with(),
+		Training: own(),
 	}
 }
 

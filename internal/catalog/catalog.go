@@ -17,7 +17,9 @@ type Catalog struct {
 	byName   map[string]*Signal
 	byMetric map[string]Match
 	ignored  map[string]Ignored
-	aliases  map[Vocabulary][]Alias
+	aliases  map[Vocabulary][]Alias // own, then target aliases
+	own      map[Vocabulary][]Alias
+	target   []Alias
 	xids     map[int]XID
 	opts     Options
 }
@@ -90,9 +92,14 @@ func New(opts Options) (*Catalog, error) {
 		byName:   map[string]*Signal{},
 		byMetric: map[string]Match{},
 		ignored:  map[string]Ignored{},
-		aliases:  builtinAliases(opts.TenantLabel),
+		aliases:  map[Vocabulary][]Alias{},
+		own:      builtinAliases(),
+		target:   targetAliases(opts.TenantLabel),
 		xids:     map[int]XID{},
 		opts:     opts,
+	}
+	for v, own := range c.own {
+		c.aliases[v] = append(slices.Clone(own), c.target...)
 	}
 	var errs []error
 	for _, s := range builtinSignals() {

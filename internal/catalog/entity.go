@@ -75,8 +75,14 @@ type Alias struct {
 	Note string
 }
 
-// Aliases returns the label aliases of a vocabulary.
-func (c *Catalog) Aliases(v Vocabulary) []Alias { return c.aliases[v] }
+// Aliases returns the label aliases of a vocabulary: its own, then the
+// Kubernetes target labels every vocabulary may carry.
+func (c *Catalog) Aliases(v Vocabulary) []Alias {
+	if a, ok := c.aliases[v]; ok {
+		return a
+	}
+	return c.target
+}
 
 // Entity maps canonical entity keys to values.
 type Entity map[string]string
@@ -105,11 +111,7 @@ var containerID = regexp.MustCompile(`^[0-9a-f]{12}$|^[0-9a-f]{64}$`)
 // labels. Unknown vocabularies get the Kubernetes target labels only.
 func (c *Catalog) Resolve(v Vocabulary, lset labels.Labels) Resolution {
 	r := Resolution{Vocabulary: v, Entity: Entity{}, Attributes: map[string]string{}}
-	aliases, ok := c.aliases[v]
-	if !ok {
-		aliases = targetAliases(c.opts.TenantLabel)
-	}
-	for _, a := range aliases {
+	for _, a := range c.Aliases(v) {
 		if _, done := r.Entity[a.Key]; done {
 			continue
 		}
@@ -160,22 +162,36 @@ func (r *Resolution) set(a Alias, i int, val string, lset labels.Labels) {
 	}
 }
 
-// setNode keeps val as the node when it is a name; an address goes to
-// AttrNodeAddress and a container ID to AttrHostname, with a note.
+// setNode keeps val as the node. An instance label (host:port) loses its
+// port, and an address goes to AttrNodeAddress instead; a dcgm-exporter
+// Hostname that is a container ID goes to AttrHostname. Other labels (kube
+// node, Kubernetes discovery) hold the node name whatever it looks like:
+// some clusters name nodes by IP.
 func (r *Resolution) setNode(label, val string) {
 	host := val
-	if h, _, err := net.SplitHostPort(val); err == nil {
-		host = h
+	switch label {
+	case "instance":
+		if h, _, err := net.SplitHostPort(val); err == nil {
+			host = h
+		}
+		if net.ParseIP(host) != nil {
+			r.Attributes[AttrNodeAddress] = host
+			r.note("node known only by address " + host + " (label instance); map it through kube_node_info internal_ip or kube_pod_info host_ip")
+			return
+		}
+	case "Hostname", "hostname":
+		if containerID.MatchString(host) {
+			r.Attributes[AttrHostname] = host
+			r.note("label " + label + "=" + host + " is a container ID, not a node: dcgm-exporter ran without NODE_NAME")
+			return
+		}
 	}
-	switch {
-	case net.ParseIP(host) != nil:
-		r.Attributes[AttrNodeAddress] = host
-		r.Notes = append(r.Notes, "node known only by address "+host+" (label "+label+"); map it through kube_node_info internal_ip or kube_pod_info host_ip")
-	case containerID.MatchString(host):
-		r.Attributes[AttrHostname] = host
-		r.Notes = append(r.Notes, "label "+label+"="+host+" is a container ID, not a node: dcgm-exporter ran without NODE_NAME")
-	default:
-		r.Entity[KeyNode] = host
+	r.Entity[KeyNode] = host
+}
+
+func (r *Resolution) note(n string) {
+	if !slices.Contains(r.Notes, n) {
+		r.Notes = append(r.Notes, n)
 	}
 }
 
@@ -186,7 +202,7 @@ func (r *Resolution) check() {
 	}
 	for _, k := range []string{KeyPod, KeyWorkload, KeyModel} {
 		if _, ok := r.Entity[k]; ok {
-			r.Notes = append(r.Notes, k+" without a namespace label: add the Kubernetes target labels (namespace, pod) to the scrape")
+			r.note(k + " without a namespace label: add the Kubernetes target labels (namespace, pod) to the scrape")
 			return
 		}
 	}
@@ -201,11 +217,12 @@ func isEntityKey(k string) bool {
 	return false
 }
 
-// AliasLabels returns every label that may carry key in vocabulary v, for
-// grouping (PromQL by-clauses tolerate absent labels).
-func (c *Catalog) AliasLabels(v Vocabulary, key string) []string {
+// GroupLabels returns the labels that carry key in vocabulary v, for a
+// PromQL by-clause: all of the vocabulary's own aliases for the key (absent
+// labels group harmlessly), or else the usual Kubernetes target label.
+func (c *Catalog) GroupLabels(v Vocabulary, key string) []string {
 	var out []string
-	for _, a := range c.aliases[v] {
+	for _, a := range c.own[v] {
 		if a.Key == key {
 			for _, l := range a.Labels {
 				if !slices.Contains(out, l) {
@@ -214,5 +231,13 @@ func (c *Catalog) AliasLabels(v Vocabulary, key string) []string {
 			}
 		}
 	}
-	return out
+	if len(out) > 0 {
+		return out
+	}
+	for _, a := range c.target {
+		if a.Key == key {
+			return a.Labels[:1]
+		}
+	}
+	return nil
 }

@@ -45,6 +45,3 @@ func (s Source) versions(v string) Source { s.Versions = v; return s }
 
 // monotonicUnsure marks s's true type as in doubt.
 func (s Source) monotonicUnsure() Source { s.CheckMonotonic = true; return s }
-
-// typed returns s with its own true type.
-func (s Source) typed(t Type) Source { s.Type = t; return s }

@@ -5,7 +5,7 @@ package catalog
 func hostSignals() []Signal {
 	ib := func(name, metric, meaning string) Signal {
 		return Signal{Name: name, Level: LevelNode, Type: Counter, Unit: UnitCount, Agg: Sum, Meaning: meaning,
-			Sources: []Source{nodeExp("infiniband_" + metric).labelled("device", "port")}}
+			Sources: []Source{nodeExp("infiniband_"+metric).labelled("device", "port")}}
 	}
 	pressure := func(name, metric, meaning string) Signal {
 		return Signal{Name: name, Level: LevelNode, Type: Counter, Unit: UnitSeconds, Agg: Max, Meaning: meaning,

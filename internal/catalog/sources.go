@@ -17,7 +17,9 @@ func trtllm(metric string) Source { return Source{Vocabulary: TRTLLM, Metric: "n
 
 func kserve(metric string) Source { return Source{Vocabulary: KServe, Metric: metric} }
 
-func rayServe(metric string) Source { return Source{Vocabulary: RayServe, Metric: "ray_serve_" + metric} }
+func rayServe(metric string) Source {
+	return Source{Vocabulary: RayServe, Metric: "ray_serve_" + metric}
+}
 
 // otel is an OpenTelemetry GenAI metric under Prometheus name translation:
 // dots become underscores, the unit adds a suffix (s → _seconds; {token}
