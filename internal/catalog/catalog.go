@@ -99,7 +99,12 @@ func New(opts Options) (*Catalog, error) {
 		opts:     opts,
 	}
 	for v, own := range c.own {
-		c.aliases[v] = append(slices.Clone(own), c.target...)
+		target := c.target
+		if exporterSelf[v] != nil {
+			// An exporter's service label names the exporter's Service.
+			target = slices.DeleteFunc(slices.Clone(target), func(a Alias) bool { return a.Key == KeyService })
+		}
+		c.aliases[v] = append(slices.Clone(own), target...)
 	}
 	var errs []error
 	for _, s := range builtinSignals() {
@@ -283,12 +288,12 @@ func trainingSignals(ts []TrainingMetric) []Signal {
 	}
 	var out []Signal
 	if len(step) > 0 {
-		out = append(out, Signal{Name: SignalTrainStep, Level: LevelWorkload, Type: Counter, Unit: UnitCount,
-			Meaning: "Training steps completed by a job; a flat line while its pods run is a stall.", Agg: Max, Sources: step})
+		out = append(out, Signal{Name: SignalTrainStep, Level: LevelPod, Type: Counter, Unit: UnitCount,
+			Meaning: "Training steps completed, per pod (rank) of a job; a flat line while its pods run is a stall.", Agg: Max, Sources: step})
 	}
 	if len(tput) > 0 {
-		out = append(out, Signal{Name: SignalTrainThroughput, Level: LevelWorkload, Type: Gauge, Unit: UnitPerSecond,
-			Meaning: "Samples or tokens a training job processes per second; a drop against its own past is a slowdown.", Agg: Sum, Sources: tput})
+		out = append(out, Signal{Name: SignalTrainThroughput, Level: LevelPod, Type: Gauge, Unit: UnitPerSecond,
+			Meaning: "Samples or tokens a training pod (rank) processes per second; a drop against its own past is a slowdown.", Agg: Sum, Sources: tput})
 	}
 	return out
 }

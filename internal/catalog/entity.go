@@ -4,6 +4,7 @@ import (
 	"net"
 	"regexp"
 	"slices"
+	"strings"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
@@ -127,14 +128,55 @@ func (c *Catalog) Resolve(v Vocabulary, lset labels.Labels) Resolution {
 			break
 		}
 	}
+	r.dropExporterSelf()
 	r.check()
 	return r
 }
 
 // ResolveSeries is Resolve with the vocabulary taken from the series name.
+// For an exporter's node-level signal (kube_node_*, node_*) only the node
+// is kept: any pod or namespace label there is the scrape target's, the
+// exporter's own pod.
 func (c *Catalog) ResolveSeries(lset labels.Labels) Resolution {
-	v, _ := c.Vocabulary(lset.Get(model.MetricNameLabel))
-	return c.Resolve(v, lset)
+	name := lset.Get(model.MetricNameLabel)
+	v, _ := c.Vocabulary(name)
+	r := c.Resolve(v, lset)
+	if m, ok := c.Lookup(name); ok && m.Signal.Level == LevelNode && exporterSelf[v] != nil {
+		for k := range r.Entity {
+			if k != KeyNode {
+				delete(r.Entity, k)
+			}
+		}
+		r.Notes = slices.DeleteFunc(r.Notes, func(n string) bool { return strings.Contains(n, "without a namespace") })
+	}
+	return r
+}
+
+// exporterSelf names, per exporter vocabulary, the substrings of the
+// exporter's own pod or container name: the Kubernetes target labels of a
+// scrape without honor_labels name the exporter, not the workload.
+var exporterSelf = map[Vocabulary][]string{
+	DCGMExporter:     {"dcgm-exporter", "dcgm_exporter"},
+	KubeStateMetrics: {"kube-state-metrics"},
+	NodeExporter:     {"node-exporter", "node_exporter"},
+	CAdvisor:         {"cadvisor"},
+}
+
+// dropExporterSelf removes pod attribution that names the exporter itself.
+func (r *Resolution) dropExporterSelf() {
+	subs := exporterSelf[r.Vocabulary]
+	for _, k := range []string{KeyPod, KeyContainer} {
+		val := r.Entity[k]
+		for _, sub := range subs {
+			if val != "" && strings.Contains(val, sub) {
+				r.note(k + " " + val + " is the exporter itself (a scrape target label), not the workload: dropped")
+				delete(r.Entity, KeyPod)
+				delete(r.Entity, KeyNamespace)
+				delete(r.Entity, KeyContainer)
+				return
+			}
+		}
+	}
 }
 
 func (r *Resolution) set(a Alias, i int, val string, lset labels.Labels) {

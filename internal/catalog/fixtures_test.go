@@ -100,7 +100,22 @@ func golden(t *testing.T, path, got string) {
 	}
 	want, err := os.ReadFile(path)
 	require.NoError(t, err, "run go test ./internal/catalog -update to create it")
-	require.Equal(t, string(want), got, "%s is stale: run go test ./internal/catalog -update and review the diff", path)
+	if string(want) == got {
+		return
+	}
+	w, g := strings.Split(string(want), "\n"), strings.Split(got, "\n")
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			t.Fatalf("%s is stale (go test ./internal/catalog -update rewrites it; review the diff); first difference at line %d:\nfile:   %q\ncatalog: %q", path, i+1, wl, gl)
+		}
+	}
 }
 
 // TestRealFixtures maps every real sample to a signal and an entity; the

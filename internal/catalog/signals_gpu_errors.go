@@ -8,7 +8,7 @@ func gpuErrorSignals() []Signal {
 			Meaning: "Code of the last XID error (Catalog.XID explains it). Sticky: it keeps the last XID, so only a change of value is an event and a repeat of the same XID is invisible; prefer gpu.xid_count when present.",
 			Healthy: &Range{Min: 0, Max: 0, Note: "0: no XID since the driver loaded"},
 			Sources: []Source{dcgm("DCGM_FI_DEV_XID_ERRORS", 230).labelled("err_code", "err_msg").
-				with("dcgm-exporter 3.3+ adds err_code and err_msg labels")}},
+				with("recent dcgm-exporter versions add err_code and err_msg labels")}},
 		{Name: "gpu.xid_count", Level: LevelGPU, Type: Gauge, Unit: UnitCount, Agg: Sum,
 			Meaning: "XID errors per code counted by dcgm-exporter over its window (--xid-count-window-size, 5 minutes by default); each XID code is a series (xid label). Counts repeats that gpu.xid cannot show.",
 			Sources: []Source{{Vocabulary: DCGMExporter, Metric: "DCGM_EXP_XID_ERRORS_COUNT", Labels: []string{"xid"},
