@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang/snappy"
@@ -70,6 +72,12 @@ type Handler struct {
 	inflight chan struct{}
 	next     http.Handler
 	m        *metrics
+	// unchecked counts the series of the requests being stored without
+	// the per-series active-series check: each could be new.
+	unchecked atomic.Int64
+	// newSeries serialises the admission of new series near the
+	// active-series limit.
+	newSeries sync.Mutex
 }
 
 var _ http.Handler = (*Handler)(nil)

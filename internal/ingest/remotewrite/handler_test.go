@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -245,6 +246,53 @@ func TestActiveSeriesLimit(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, code, msg)
 	v, _ := f.value(t, `count(bomb)`, t0.Add(2*time.Second))
 	require.Equal(t, 100.0, v)
+}
+
+// TestActiveSeriesLimitConcurrent sends new series from many clients at
+// once: requests stored side by side must not each take the same free room
+// under the limit.
+func TestActiveSeriesLimitConcurrent(t *testing.T) {
+	lim := DefaultLimits()
+	lim.MaxActiveSeries = 1000
+	f := newFixture(t, lim)
+	ts := t0.UnixMilli()
+	bodies := make(chan []byte, 100)
+	for r := range cap(bodies) {
+		var req prompb.WriteRequest
+		for i := range 100 {
+			req.Timeseries = append(req.Timeseries, prompb.TimeSeries{Labels: series("bomb", "id", fmt.Sprint(r*100+i)), Samples: []prompb.Sample{{Value: 1, Timestamp: ts}}})
+		}
+		bodies <- encodeV1(t, &req)
+	}
+	close(bodies)
+	var wg sync.WaitGroup
+	codes := make([][]int, 16)
+	for c := range codes {
+		wg.Go(func() {
+			for body := range bodies {
+				req, _ := http.NewRequest(http.MethodPost, f.srv.URL, bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/x-protobuf")
+				req.Header.Set("Content-Encoding", "snappy")
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					codes[c] = append(codes[c], 0)
+					continue
+				}
+				resp.Body.Close()
+				codes[c] = append(codes[c], resp.StatusCode)
+			}
+		})
+	}
+	wg.Wait()
+	for _, cs := range codes {
+		for _, code := range cs {
+			require.Contains(t, []int{http.StatusNoContent, http.StatusBadRequest}, code)
+		}
+	}
+	// A new series admitted near the limit may race one request that
+	// started far from it: one series over at most.
+	require.LessOrEqual(t, f.st.NumSeries(), uint64(1001))
+	require.Positive(t, f.st.NumSeries())
 }
 
 func TestOverloaded(t *testing.T) {

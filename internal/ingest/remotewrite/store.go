@@ -99,9 +99,12 @@ type batch struct {
 	exApp storage.ExemplarAppenderV2
 	maxT  int64
 
+	// checkSeries is set near the active-series limit: each new series is
+	// then admitted under Handler.newSeries (locked is set once it is held).
+	// Far from it, the request's series are reserved in Handler.unchecked.
 	checkSeries bool
-	numSeries   uint64
-	newSeries   uint64
+	locked      bool
+	reserved    int64
 
 	floats, histograms, exemplars int
 	rejected                      map[string]int
@@ -118,15 +121,35 @@ func (w *batch) begin(nseries int) {
 	w.app = w.h.opts.Appendable.AppenderV2(w.r.Context())
 	w.exApp, _ = w.app.(storage.ExemplarAppenderV2)
 	lim := w.h.opts.Limits.MaxActiveSeries
-	if lim > 0 && w.h.opts.Series != nil {
-		w.numSeries = w.h.opts.Series.NumSeries()
-		w.checkSeries = w.numSeries+uint64(nseries) > lim
+	if lim == 0 || w.h.opts.Series == nil {
+		return
+	}
+	// A request that stays under the limit even if all its series are new,
+	// counting those reserved by the other requests being stored, skips the
+	// per-series check; its series stay reserved until it ends.
+	n := int64(nseries)
+	if r := w.h.unchecked.Add(n); w.h.opts.Series.NumSeries()+uint64(r) <= lim {
+		w.reserved = n
+		return
+	}
+	w.h.unchecked.Add(-n)
+	w.checkSeries = true
+}
+
+// end releases what begin and admit took.
+func (w *batch) end() {
+	w.h.unchecked.Add(-w.reserved)
+	w.reserved = 0
+	if w.locked {
+		w.locked = false
+		w.h.newSeries.Unlock()
 	}
 }
 
 // finish commits what was accepted and reports the rejections, if any, as
 // one 400 error; a commit failure is a 500 and nothing was stored.
 func (w *batch) finish() (int, error) {
+	defer w.end()
 	if err := w.app.Commit(); err != nil {
 		w.floats, w.histograms, w.exemplars = 0, 0, 0
 		w.h.m.rejectedRequests.WithLabelValues(reasonStorage).Inc()
@@ -153,6 +176,7 @@ func (w *batch) finish() (int, error) {
 
 // abort rolls back after a storage failure: 500, nothing stored.
 func (w *batch) abort(err error) (int, error) {
+	defer w.end()
 	w.floats, w.histograms, w.exemplars = 0, 0, 0
 	w.h.m.rejectedRequests.WithLabelValues(reasonStorage).Inc()
 	return http.StatusInternalServerError, errors.Join(fmt.Errorf("append samples: %w", err), w.app.Rollback())
@@ -215,11 +239,18 @@ func (w *batch) admit(ls labels.Labels, n int) bool {
 	if err != nil || exists {
 		return true // on an index error, let the head decide
 	}
-	if w.numSeries+w.newSeries >= lim.MaxActiveSeries {
+	// New series are admitted one request at a time, and the request keeps
+	// the lock until it ends: the head then counts every series admitted
+	// before (a series is created when its first sample is appended), so
+	// that two requests cannot both take the last free room.
+	if !w.locked {
+		w.h.newSeries.Lock()
+		w.locked = true
+	}
+	if w.h.opts.Series.NumSeries()+uint64(w.h.unchecked.Load()) >= lim.MaxActiveSeries {
 		w.reject(reasonActiveSeries, n, fmt.Sprintf("new series %s over max_active_series=%d", short(ls.String()), lim.MaxActiveSeries))
 		return false
 	}
-	w.newSeries++
 	return true
 }
 
