@@ -222,6 +222,17 @@ func (c *Catalog) Lookup(metric string) (Match, bool) {
 	return Match{}, false
 }
 
+// TrueType returns how to read a stored metric, whatever its # TYPE line
+// says: the true type of its source (a histogram's _bucket, _sum and _count
+// series all report Histogram).
+func (c *Catalog) TrueType(metric string) (Type, bool) {
+	m, ok := c.Lookup(metric)
+	if !ok {
+		return "", false
+	}
+	return m.Source.TrueType(*m.Signal), true
+}
+
 // IgnoredMetric returns the explicit reason a known upstream metric is not
 // in the catalog.
 func (c *Catalog) IgnoredMetric(metric string) (Ignored, bool) {

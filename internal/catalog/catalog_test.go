@@ -33,7 +33,26 @@ func TestLookup(t *testing.T) {
 	f("DCGM_EXP_XID_ERRORS_COUNT", "gpu.xid_count", "", Gauge, "")
 	f("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", "gpu.clock_event_reasons", "", Gauge, "")
 
-	_, ok := c.Lookup("DCGM_FI_DEV_GPU_TEMP_bucket")
+	for metric, want := range map[string]Type{
+		"DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL":      Gauge,
+		"DCGM_FI_PROF_PCIE_RX_BYTES":              Gauge,
+		"DCGM_FI_DEV_PCIE_REPLAY_COUNTER":         Counter,
+		"vllm:iteration_tokens_total_bucket":      Histogram,
+		"vllm:e2e_request_latency_seconds_count":  Histogram,
+		"vllm:cache_config_info":                  Info,
+		"kube_pod_status_phase":                   StateSet,
+		"nv_inference_count":                      Counter,
+		"gen_ai_client_token_usage_sum":           Histogram,
+		"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS": Gauge,
+	} {
+		got, ok := c.TrueType(metric)
+		require.True(t, ok, metric)
+		require.Equal(t, want, got, metric)
+	}
+	_, ok := c.TrueType("unknown_metric")
+	require.False(t, ok)
+
+	_, ok = c.Lookup("DCGM_FI_DEV_GPU_TEMP_bucket")
 	require.False(t, ok, "a gauge has no _bucket series")
 	_, ok = c.Lookup("no_such_metric")
 	require.False(t, ok)
