@@ -79,6 +79,9 @@ server takes samples up to its storage.out_of_order_window behind its newest.`,
 			// No logger: the lock's warning about a lock file "from a
 			// previous execution" is wrong when a running server holds it.
 			release, err := store.LockDir(dataDir, nil)
+			if errors.Is(err, store.ErrLocked) {
+				return fmt.Errorf("import: %w: send the files through it with --server URL instead", err)
+			}
 			if err != nil {
 				return fmt.Errorf("import: %w", err)
 			}

@@ -130,3 +130,16 @@ func queryStore(t *testing.T, s store.Store, q string) promql.Vector {
 	require.NoError(t, err)
 	return v.(promql.Vector)
 }
+
+// TestImportLockedDir imports into a directory another process holds: exit
+// 1, and the message names the lock and the way round it.
+func TestImportLockedDir(t *testing.T) {
+	dir := t.TempDir()
+	release, err := store.LockDir(dir, nil)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, release()) }()
+	r := runVigil(t, "", "import", "--data-dir", dir, "--at", fixtureAt, filepath.Join("..", "..", "testdata", "exposition", "triton.prom"))
+	require.Equal(t, 1, r.code, r.stderr)
+	requireOneLine(t, r, "data directory is locked by another process (a running vigil serve?): send the files through it with --server URL instead")
+	require.Empty(t, r.stdout)
+}
