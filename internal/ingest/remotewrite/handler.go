@@ -23,6 +23,7 @@ import (
 const (
 	reasonBodyTooLarge      = "body_too_large"
 	reasonDecodedTooLarge   = "decoded_too_large"
+	reasonReadBody          = "body_read_error"
 	reasonBadSnappy         = "bad_snappy"
 	reasonBadProtobuf       = "bad_protobuf"
 	reasonContentType       = "unsupported_content_type"
@@ -161,7 +162,7 @@ func (h *Handler) decode(next http.Handler) http.Handler {
 		}
 		body, err := io.ReadAll(io.LimitReader(r.Body, lim.MaxBodyBytes+1))
 		if err != nil {
-			h.reject(w, http.StatusBadRequest, reasonBadSnappy, "read request body: "+err.Error())
+			h.reject(w, http.StatusBadRequest, reasonReadBody, "read request body: "+err.Error())
 			return
 		}
 		if int64(len(body)) > lim.MaxBodyBytes {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/gogo/protobuf/proto"
@@ -307,6 +308,21 @@ func TestOverloaded(t *testing.T) {
 	<-f.h.inflight
 	code, msg, _ = f.post(t, encodeV1(t, &prompb.WriteRequest{}), nil)
 	require.Equal(t, http.StatusNoContent, code, msg)
+}
+
+// TestBodyReadError: a client that goes away (or times out) while sending
+// its body is counted as that, not as bad snappy.
+func TestBodyReadError(t *testing.T) {
+	f := newFixture(t, DefaultLimits())
+	req := httptest.NewRequest(http.MethodPost, "/api/v1/write", io.MultiReader(strings.NewReader("partial"), iotest.ErrReader(io.ErrUnexpectedEOF)))
+	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("Content-Encoding", "snappy")
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	require.Contains(t, rec.Body.String(), "read request body")
+	require.Equal(t, 1.0, testutil.ToFloat64(f.h.m.rejectedRequests.WithLabelValues(reasonReadBody)))
+	require.Zero(t, testutil.ToFloat64(f.h.m.rejectedRequests.WithLabelValues(reasonBadSnappy)))
 }
 
 func TestMethodNotAllowed(t *testing.T) {
