@@ -184,9 +184,10 @@ self_monitoring:
 	require.NoError(t, err)
 	require.Equal(t, http.StatusBadRequest, code, msg)
 	require.Contains(t, msg, "max_active_series")
+	rss := srv.metric(t, "process_resident_memory_bytes", nil)
 	require.NoError(t, srv.Stop())
-	t.Logf("%d series in %d requests: bomb took %s, %d tenant writes meanwhile; test took %s",
-		bombSeries, len(codes), bombTook.Round(time.Millisecond), tenantWrites, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d series in %d requests: bomb took %s, %d tenant writes meanwhile, server RSS %.0f MiB after; test took %s",
+		bombSeries, len(codes), bombTook.Round(time.Millisecond), tenantWrites, rss/(1<<20), time.Since(start).Round(time.Millisecond))
 }
 
 // TestCardinalityBombConcurrent sends 400,000 new series from 8 clients at

@@ -244,9 +244,9 @@ func (v *server) requireReady(t testing.TB) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 }
 
-// metric sums the samples of the counter or gauge name on the /metrics of
-// the server at url whose labels include match; 0 when there is none.
-func metric(t testing.TB, client *http.Client, url, name string, match map[string]string) float64 {
+// scrapeMetrics reads the /metrics of the server at url and returns the
+// samples of the counter or gauge name, each with its labels.
+func scrapeMetrics(t testing.TB, client *http.Client, url, name string) []metricSample {
 	t.Helper()
 	resp, err := client.Get(url + "/metrics")
 	require.NoError(t, err)
@@ -257,38 +257,65 @@ func metric(t testing.TB, client *http.Client, url, name string, match map[strin
 	require.NoError(t, err)
 	fam, ok := fams[name]
 	if !ok {
-		return 0
+		return nil
 	}
-	sum := 0.0
-next:
+	var out []metricSample
 	for _, m := range fam.GetMetric() {
-		for k, want := range match {
-			found := false
-			for _, l := range m.GetLabel() {
-				if l.GetName() == k && l.GetValue() == want {
-					found = true
-				}
-			}
-			if !found {
-				continue next
-			}
+		ms := metricSample{labels: map[string]string{}}
+		for _, l := range m.GetLabel() {
+			ms.labels[l.GetName()] = l.GetValue()
 		}
 		switch {
 		case m.Counter != nil:
-			sum += m.GetCounter().GetValue()
+			ms.value = m.GetCounter().GetValue()
 		case m.Gauge != nil:
-			sum += m.GetGauge().GetValue()
+			ms.value = m.GetGauge().GetValue()
 		case m.Untyped != nil:
-			sum += m.GetUntyped().GetValue()
+			ms.value = m.GetUntyped().GetValue()
 		}
+		out = append(out, ms)
+	}
+	return out
+}
+
+// metricSample is one sample of /metrics.
+type metricSample struct {
+	labels map[string]string
+	value  float64
+}
+
+// metric sums the samples of the counter or gauge name on the /metrics of
+// the server at url whose labels include match; 0 when there is none.
+func metric(t testing.TB, client *http.Client, url, name string, match map[string]string) float64 {
+	t.Helper()
+	sum := 0.0
+next:
+	for _, ms := range scrapeMetrics(t, client, url, name) {
+		for k, want := range match {
+			if ms.labels[k] != want {
+				continue next
+			}
+		}
+		sum += ms.value
 	}
 	return sum
 }
 
-// metric reads one of Vigil's own metrics.
+// metric reads one of the server's own metrics.
 func (v *server) metric(t testing.TB, name string, match map[string]string) float64 {
 	t.Helper()
 	return metric(t, v.client, v.URL, name, match)
+}
+
+// metricBy sums the samples of name by the value of label, all from one
+// read of /metrics.
+func (v *server) metricBy(t testing.TB, name, label string) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, ms := range scrapeMetrics(t, v.client, v.URL, name) {
+		out[ms.labels[label]] += ms.value
+	}
+	return out
 }
 
 // waitFor polls cond every 100 ms until it holds, failing the test after

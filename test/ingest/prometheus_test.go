@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,9 +89,8 @@ remote_write:
 	waitFor(t, 30*time.Second, "vigil_remote_write_requests_total{code=\"204\"} grows", func() bool {
 		return v.metric(t, "vigil_remote_write_requests_total", map[string]string{"code": "204"}) > ok
 	}, describe)
-	all := v.metric(t, "vigil_remote_write_requests_total", nil)
-	ok = v.metric(t, "vigil_remote_write_requests_total", map[string]string{"code": "204"})
-	require.Equal(t, ok, all, "every request of Prometheus was answered 204")
+	byCode := v.metricBy(t, "vigil_remote_write_requests_total", "code")
+	require.Equal(t, []string{"204"}, slices.Collect(maps.Keys(byCode)), "every request of Prometheus was answered 204: %v", byCode)
 	require.Positive(t, prom.metric(t, "prometheus_remote_storage_samples_total", nil))
 	for _, name := range []string{"prometheus_remote_storage_samples_failed_total", "prometheus_remote_storage_samples_retried_total", "prometheus_remote_storage_samples_dropped_total"} {
 		require.Zero(t, prom.metric(t, name, nil), name)
