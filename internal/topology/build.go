@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -55,19 +56,35 @@ func Build(ctx context.Context, src Source, cat *catalog.Catalog, at time.Time, 
 		cat = catalog.Default()
 	}
 	b := &builder{src: src, cat: cat, at: at, opts: opts, warn: &warnings{}}
+	// The sources are read concurrently: on a remote store each query is a
+	// round trip, and on the embedded one the engine runs them in parallel.
 	steps := []struct {
 		what string
 		run  func(context.Context) error
 	}{
 		{"read kube-state-metrics", b.readKube},
 		{"read node-exporter", b.readNodeExporters},
-		{"read dcgm-exporter", b.readDCGM},
-		{"read GPU health", b.readHealth},
+		{"read dcgm-exporter", func(ctx context.Context) error {
+			if err := b.readDCGM(ctx); err != nil {
+				return err
+			}
+			return b.readHealth(ctx)
+		}},
 		{"read served models", b.readModels},
 	}
-	for _, s := range steps {
-		if err := s.run(ctx); err != nil {
-			return nil, fmt.Errorf("%s: %w", s.what, err)
+	errs := make([]error, len(steps))
+	var wg sync.WaitGroup
+	for i, s := range steps {
+		wg.Go(func() {
+			if err := s.run(ctx); err != nil {
+				errs[i] = fmt.Errorf("%s: %w", s.what, err)
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
 	}
 	if b.empty() {
@@ -107,11 +124,20 @@ func (b *builder) checkData(ctx context.Context) error {
 // window is the PromQL range of "current" samples.
 func (b *builder) window() string { return model.Duration(b.opts.Window).String() }
 
-// each runs an instant query at b.at and calls fn for every sample of its
-// vector result, before the query's memory is released. PromQL warnings
-// (not infos) become topology warnings.
+// each runs an instant query at b.at, its selectors looking back over the
+// window, and calls fn for every sample of its vector result, before the
+// query's memory is released. PromQL warnings (not infos) become topology
+// warnings.
 func (b *builder) each(ctx context.Context, qs string, fn func(lset labels.Labels, v float64)) error {
-	q, err := b.src.Engine().NewInstantQuery(ctx, b.src, nil, qs, b.at)
+	return b.eachBack(ctx, qs, b.opts.Window, fn)
+}
+
+// eachBack is each with the selectors looking back over lookback. A plain
+// selector with a lookback reads the latest sample before b.at as
+// last_over_time does, without building a range of samples per series.
+func (b *builder) eachBack(ctx context.Context, qs string, lookback time.Duration, fn func(lset labels.Labels, v float64)) error {
+	opts := promql.NewPrometheusQueryOpts(false, lookback, nil)
+	q, err := b.src.Engine().NewInstantQuery(ctx, b.src, opts, qs, b.at)
 	if err != nil {
 		return fmt.Errorf("query %s: %w", qs, err)
 	}

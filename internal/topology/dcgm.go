@@ -2,7 +2,10 @@ package topology
 
 import (
 	"context"
+	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/prometheus/common/model"
@@ -11,10 +14,15 @@ import (
 	"github.com/vigil-obs/vigil/internal/catalog"
 )
 
-// dcgmPresenceMetrics are the dcgm-exporter series of its default counters
-// that every GPU has; a GPU that had one within the history and none within
-// the window stopped reporting.
-const dcgmPresenceMetrics = "DCGM_FI_DEV_GPU_TEMP|DCGM_FI_DEV_POWER_USAGE|DCGM_FI_DEV_FB_USED"
+// dcgmPresenceMetrics are dcgm-exporter series of its default counters
+// that every GPU has (FB_USED also per MIG instance): with the health
+// series they find the GPUs, and a GPU that had one within the history and
+// none within the window stopped reporting.
+var dcgmPresenceMetrics = [...]string{"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_FB_USED"}
+
+// missingHostsBatch is how many host names one query for hosts without
+// health or presence series names.
+const missingHostsBatch = 200
 
 // dcgmIndex is what dcgm-exporter reports: its hosts (one per exporter)
 // and their GPUs.
@@ -25,6 +33,8 @@ type dcgmIndex struct {
 	hostLabels []string
 	hosts      map[string]*dcgmHost
 	gpus       map[gpuKey]*dcgmGPU
+	// seen holds, per host label, the values the series read had.
+	seen map[string]map[string]bool
 	// order keeps hosts in the order first seen, for stable output.
 	order []*dcgmHost
 }
@@ -59,10 +69,17 @@ type dcgmGPU struct {
 	signals   gpuSignals
 }
 
-// readDCGM finds every GPU with a series in the window, or with one of the
-// presence series within the history.
+// readDCGM finds every GPU with a series in the window, with its latest
+// health values, and the GPUs with a presence series within the history
+// only.
+//
+// Reading every dcgm-exporter series would cost most of a topology build
+// (25 or more per GPU), so the GPUs are found from the health and presence
+// series, which every dcgm-exporter configuration has some of; the hosts
+// whose exporter has none of them (a custom counter list) are then found
+// from the store's label index and read in full.
 func (b *builder) readDCGM(ctx context.Context) error {
-	d := &dcgmIndex{hosts: map[string]*dcgmHost{}, gpus: map[gpuKey]*dcgmGPU{}}
+	d := &dcgmIndex{hosts: map[string]*dcgmHost{}, gpus: map[gpuKey]*dcgmGPU{}, seen: map[string]map[string]bool{}}
 	b.dcgm = d
 	d.hostLabels = nodeLabels(b.cat, catalog.DCGMExporter)
 	d.labels = slices.Clone(d.hostLabels)
@@ -73,14 +90,83 @@ func (b *builder) readDCGM(ctx context.Context) error {
 			}
 		}
 	}
-	by := strings.Join(d.labels, ", ")
-	fresh := "group by (" + by + ") (last_over_time({__name__=~\"DCGM_.+\"}[" + b.window() + "]))"
-	if err := b.each(ctx, fresh, func(lset labels.Labels, _ float64) { b.addDCGMSeries(lset, true) }); err != nil {
+	if err := b.readCurrent(ctx); err != nil {
 		return err
 	}
-	history := "group by (" + by + ") (last_over_time({__name__=~\"" + dcgmPresenceMetrics + "\"}[" +
-		model.Duration(b.opts.History).String() + "]))"
-	return b.each(ctx, history, func(lset labels.Labels, _ float64) { b.addDCGMSeries(lset, false) })
+	if err := b.readMissingHosts(ctx); err != nil {
+		return err
+	}
+	by := strings.Join(d.labels, ", ")
+	history := "group by (" + by + ") ({__name__=~\"" + strings.Join(dcgmPresenceMetrics[:], "|") + "\"})"
+	return b.eachBack(ctx, history, b.opts.History, func(lset labels.Labels, _ float64) { b.addDCGMSeries(lset, false) })
+}
+
+// readCurrent reads the latest value of every health and presence series:
+// one query finds the GPUs and their health values. It is a plain selector,
+// the cheapest query there is; aggregation and the blank sentinels are
+// handled here.
+func (b *builder) readCurrent(ctx context.Context) error {
+	srcs := healthSources(b.cat)
+	names := slices.Clone(dcgmPresenceMetrics[:])
+	for m := range srcs {
+		if !slices.Contains(names, m) {
+			names = append(names, m)
+		}
+	}
+	slices.Sort(names)
+	qs := fmt.Sprintf(`{__name__=~"%s"}`, strings.Join(names, "|"))
+	// The series of one GPU share their labels but the name: resolve them
+	// once.
+	gpus := map[uint64]*dcgmGPU{}
+	var buf []byte
+	return b.each(ctx, qs, func(lset labels.Labels, v float64) {
+		var h uint64
+		h, buf = lset.HashWithoutLabels(buf)
+		g, ok := gpus[h]
+		if !ok {
+			g = b.addDCGMSeries(lset, true)
+			gpus[h] = g
+		}
+		if src, ok := srcs[lset.Get(model.MetricNameLabel)]; ok && g != nil && !catalog.IsBlank(v) {
+			if f := g.signals.field(src.signal); f != nil {
+				*f = maxKnown(*f, v*src.factor)
+			}
+		}
+	})
+}
+
+// readMissingHosts reads in full the hosts the label index knows with a
+// dcgm-exporter series in the window that the current read did not see.
+func (b *builder) readMissingHosts(ctx context.Context) error {
+	d := b.dcgm
+	q, err := b.src.Querier(b.at.Add(-b.opts.Window).UnixMilli(), b.at.UnixMilli())
+	if err != nil {
+		return fmt.Errorf("open querier: %w", err)
+	}
+	defer q.Close()
+	dcgmSeries := labels.MustNewMatcher(labels.MatchRegexp, model.MetricNameLabel, "DCGM_.+")
+	by := strings.Join(d.labels, ", ")
+	for _, l := range d.hostLabels {
+		values, _, err := q.LabelValues(ctx, l, nil, dcgmSeries)
+		if err != nil {
+			return fmt.Errorf("list %s values of dcgm-exporter series: %w", l, err)
+		}
+		var missing []string
+		for _, v := range values {
+			if !d.seen[l][v] {
+				missing = append(missing, regexp.QuoteMeta(v))
+			}
+		}
+		for len(missing) > 0 {
+			n := min(len(missing), missingHostsBatch)
+			qs := fmt.Sprintf(`group by (%s) ({__name__=~"DCGM_.+", %s=~%s})`, by, l, strconv.Quote(strings.Join(missing[:n], "|")))
+			if err := b.each(ctx, qs, func(lset labels.Labels, _ float64) { b.addDCGMSeries(lset, true) }); err != nil {
+				return err
+			}
+			missing = missing[n:]
+		}
+	}
+	return nil
 }
 
 // hostOf returns the exporter host a dcgm-exporter series comes from,
@@ -107,14 +193,22 @@ func (d *dcgmIndex) hostOf(lset labels.Labels) *dcgmHost {
 		}
 		d.hosts[key] = h
 		d.order = append(d.order, h)
+		for _, l := range d.hostLabels {
+			if v := lset.Get(l); v != "" {
+				if d.seen[l] == nil {
+					d.seen[l] = map[string]bool{}
+				}
+				d.seen[l][v] = true
+			}
+		}
 	}
 	return h
 }
 
 // addDCGMSeries adds the GPU (and MIG instance, and pod) one grouped
-// dcgm-exporter series names. A series of the history only adds a GPU not
-// seen in the window.
-func (b *builder) addDCGMSeries(lset labels.Labels, fresh bool) {
+// dcgm-exporter series names, and returns the GPU. A series of the history
+// only adds a GPU not seen in the window.
+func (b *builder) addDCGMSeries(lset labels.Labels, fresh bool) *dcgmGPU {
 	d := b.dcgm
 	res := b.cat.Resolve(catalog.DCGMExporter, lset)
 	index := res.Entity[catalog.KeyGPU]
@@ -123,17 +217,17 @@ func (b *builder) addDCGMSeries(lset labels.Labels, fresh bool) {
 	}
 	if index == "" {
 		b.warn.add("dcgm-exporter series without a gpu or UUID label are left out", lset.Get("instance"))
-		return
+		return nil
 	}
 	h := d.hostOf(lset)
 	key := gpuKey{h.key, index}
 	g := d.gpus[key]
 	if g == nil {
-		g = &dcgmGPU{host: h, index: index, instances: map[string]*Instance{}}
+		g = &dcgmGPU{host: h, index: index, instances: map[string]*Instance{}, signals: newGPUSignals()}
 		d.gpus[key] = g
 		h.gpus = append(h.gpus, g)
 	} else if !fresh {
-		return
+		return g
 	}
 	if fresh {
 		g.fresh, h.fresh = true, true
@@ -146,12 +240,12 @@ func (b *builder) addDCGMSeries(lset labels.Labels, fresh bool) {
 	}
 	pod := podKey{res.Entity[catalog.KeyNamespace], res.Entity[catalog.KeyPod]}
 	if pod.name == "" || isExporterPod(pod.name) {
-		return
+		return g
 	}
 	ref := PodRef{Namespace: pod.ns, Pod: pod.name, Container: res.Entity[catalog.KeyContainer], By: AttributedByDCGM}
 	if pod.ns == "" {
 		b.warn.add("dcgm-exporter attributes GPUs to pods without a namespace label; those attributions are left out", pod.name)
-		return
+		return g
 	}
 	h.attributed[pod] = true
 	if inst != "" {
@@ -159,6 +253,7 @@ func (b *builder) addDCGMSeries(lset labels.Labels, fresh bool) {
 	} else {
 		g.pods = appendRef(g.pods, ref)
 	}
+	return g
 }
 
 // isExporterPod tells dcgm-exporter's own pod (which Prometheus's

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
@@ -108,40 +107,19 @@ func dcgmMetrics(cat *catalog.Catalog, signal string) []string {
 	return out
 }
 
-// readHealth reads the latest health values of every GPU: one query for
-// the gauges, one for changes of the sticky XID, one for the windowed XID
-// count. Blank sentinels are dropped in the query (every real value is far
-// below the smallest, 2^47).
+// blankFloor is the smallest DCGM blank sentinel (2^47) as PromQL reads
+// it: every real health value is below it.
+var blankFloor = strconv.FormatFloat(catalog.DCGMFP64Blank, 'f', -1, 64)
+
+// readHealth reads what the latest values alone do not tell: changes of
+// the sticky XID gauge in the window, and the codes of dcgm-exporter's
+// windowed XID count.
 func (b *builder) readHealth(ctx context.Context) error {
 	if len(b.dcgm.gpus) == 0 {
 		return nil
 	}
-	for _, g := range b.dcgm.gpus {
-		g.signals = newGPUSignals()
-	}
-	srcs := healthSources(b.cat)
-	names := make([]string, 0, len(srcs))
-	for m := range srcs {
-		names = append(names, m)
-	}
-	slices.Sort(names)
 	by := strings.Join(append(slices.Clone(b.dcgm.hostLabels), "gpu"), ", ")
-	blank := strconv.FormatFloat(catalog.DCGMFP64Blank, 'f', -1, 64)
 	w := b.window()
-	if len(names) > 0 {
-		qs := fmt.Sprintf(`max by (__name__, %s) (last_over_time({__name__=~"%s"}[%s]) < %s)`, by, strings.Join(names, "|"), w, blank)
-		err := b.each(ctx, qs, func(lset labels.Labels, v float64) {
-			src := srcs[lset.Get(model.MetricNameLabel)]
-			if g := b.dcgm.gpuOf(lset); g != nil {
-				if f := g.signals.field(src.signal); f != nil {
-					*f = maxKnown(*f, v*src.factor)
-				}
-			}
-		})
-		if err != nil {
-			return err
-		}
-	}
 	if xid := dcgmMetrics(b.cat, sigXID); len(xid) > 0 {
 		qs := fmt.Sprintf(`max by (%s) (changes({__name__=~"%s"}[%s]))`, by, strings.Join(xid, "|"), w)
 		err := b.each(ctx, qs, func(lset labels.Labels, v float64) {
@@ -154,7 +132,7 @@ func (b *builder) readHealth(ctx context.Context) error {
 		}
 	}
 	if count := dcgmMetrics(b.cat, sigXIDCount); len(count) > 0 {
-		qs := fmt.Sprintf(`max by (%s, xid) (last_over_time({__name__=~"%s"}[%s]) < %s) > 0`, by, strings.Join(count, "|"), w, blank)
+		qs := fmt.Sprintf(`max by (%s, xid) ({__name__=~"%s"} < %s) > 0`, by, strings.Join(count, "|"), blankFloor)
 		return b.each(ctx, qs, func(lset labels.Labels, _ float64) {
 			code, err := strconv.Atoi(lset.Get("xid"))
 			if g := b.dcgm.gpuOf(lset); g != nil && err == nil && !slices.Contains(g.signals.xidCodes, code) {

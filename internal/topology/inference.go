@@ -62,8 +62,7 @@ func (b *builder) readModels(ctx context.Context) error {
 	if !slices.Contains(by, "instance") {
 		by = append(by, "instance")
 	}
-	qs := "group by (__name__, " + strings.Join(by, ", ") + ") (last_over_time({__name__=~\"" +
-		strings.Join(names, "|") + "\"}[" + b.window() + "]))"
+	qs := "group by (__name__, " + strings.Join(by, ", ") + ") ({__name__=~\"" + strings.Join(names, "|") + "\"})"
 	seen := map[modelRow]bool{}
 	return b.each(ctx, qs, func(lset labels.Labels, _ float64) {
 		name := lset.Get(model.MetricNameLabel)

@@ -112,29 +112,27 @@ func (b *builder) readKube(ctx context.Context) error {
 		k.tenantLabel = kubeLabelName(b.opts.TenantLabel)
 	}
 	b.kube = k
-	w := b.window()
 	queries := []struct {
 		q  string
 		fn func(labels.Labels, float64)
 	}{
-		{"last_over_time(kube_node_info[" + w + "])", k.addNode},
-		{`last_over_time(kube_node_status_condition{condition="Ready"}[` + w + "]) == 1", k.addReady},
-		{`last_over_time(kube_node_status_capacity{resource="` + ksmResourceGPU + `"}[` + w + "])", k.addCapacity},
-		{"last_over_time(kube_pod_info[" + w + "])", k.addPod},
-		{"last_over_time(kube_pod_status_phase[" + w + "]) == 1", k.addPhase},
-		{"last_over_time(kube_pod_owner[" + w + "])", k.addPodOwner},
-		{"last_over_time(kube_replicaset_owner[" + w + "])", k.addOwner(k.rsOwner, "replicaset", &k.rsOwnerRead)},
-		{"last_over_time(kube_job_owner[" + w + "])", k.addOwner(k.jobOwner, "job_name", nil)},
-		{`sum by (namespace, pod, exported_namespace, exported_pod) (last_over_time(kube_pod_container_resource_requests{resource="` +
-			ksmResourceGPU + `"}[` + w + "]))", k.addRequest},
-		{"last_over_time(kube_pod_labels[" + w + "])", k.addPodLabels},
-		{"last_over_time(kube_endpoint_address[" + w + "])", k.addEndpoint},
+		{"kube_node_info", k.addNode},
+		{`kube_node_status_condition{condition="Ready"} == 1`, k.addReady},
+		{`kube_node_status_capacity{resource="` + ksmResourceGPU + `"}`, k.addCapacity},
+		{"kube_pod_info", k.addPod},
+		{"kube_pod_status_phase == 1", k.addPhase},
+		{"kube_pod_owner", k.addPodOwner},
+		{"kube_replicaset_owner", k.addOwner(k.rsOwner, "replicaset", &k.rsOwnerRead)},
+		{"kube_job_owner", k.addOwner(k.jobOwner, "job_name", nil)},
+		{`sum by (namespace, pod, exported_namespace, exported_pod) (kube_pod_container_resource_requests{resource="` + ksmResourceGPU + `"})`, k.addRequest},
+		{"kube_pod_labels", k.addPodLabels},
+		{"kube_endpoint_address", k.addEndpoint},
 	}
 	if k.tenantLabel != "" {
 		queries = append(queries, struct {
 			q  string
 			fn func(labels.Labels, float64)
-		}{"last_over_time(kube_namespace_labels[" + w + "])", k.addNamespaceLabels})
+		}{"kube_namespace_labels", k.addNamespaceLabels})
 	}
 	for _, q := range queries {
 		if err := b.each(ctx, q.q, q.fn); err != nil {

@@ -35,7 +35,7 @@ func (b *builder) readNodeExporters(ctx context.Context) error {
 	byKey := map[string]*exporterTarget{}
 	ne := &nodeExporters{}
 	b.hosts = ne
-	qs := "group by (" + strings.Join(names, ", ") + ") (last_over_time({__name__=~\"" + nodeExporterMetrics + "\"}[" + b.window() + "]))"
+	qs := "group by (" + strings.Join(names, ", ") + ") ({__name__=~\"" + nodeExporterMetrics + "\"})"
 	return b.each(ctx, qs, func(lset labels.Labels, _ float64) {
 		key := lset.Get("instance")
 		if key == "" {

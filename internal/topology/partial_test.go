@@ -124,6 +124,19 @@ kube_node_info{node="gpu-7",internal_ip="10.0.0.7"} 1
 			require.Len(t, n.GPUs, 1)
 			require.Equal(t, "kube_node_info internal_ip", n.Identities[1].Via)
 		}},
+		{"exporters with custom counter lists only", `
+DCGM_FI_PROF_DRAM_ACTIVE{gpu="0",UUID="GPU-a",Hostname="gpu.node+1"} 0.5
+DCGM_FI_PROF_DRAM_ACTIVE{gpu="1",UUID="GPU-b",Hostname="gpu.node+1"} 0.5
+DCGM_FI_DEV_SM_CLOCK{gpu="0",UUID="GPU-c",instance="10.9.9.9:9400"} 1400
+DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-d",Hostname="gpu-node-1"} 40
+DCGM_FI_PROF_DRAM_ACTIVE{gpu="0",UUID="GPU-x",Hostname="gone"} 0.5` + tsTenAgo + `
+`, func(t *testing.T, topo *topology.Topology) {
+			require.Equal(t, []string{"gpu-node-1", "gpu.node+1", ""}, nodeNames(topo), "found through the label index, their names matched literally")
+			require.Len(t, topo.Nodes[1].GPUs, 2)
+			require.Equal(t, topology.HealthUnknown, topo.Nodes[1].GPUs[0].Health)
+			require.Equal(t, "GPU-c", topo.Nodes[2].GPUs[0].UUID)
+			require.Contains(t, topo.Nodes[2].Unresolved, "no kube-state-metrics to map address 10.9.9.9")
+		}},
 		{"short host name and FQDN node", `
 DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",Hostname="ip-10-0-0-1"} 40
 kube_node_info{node="ip-10-0-0-1.ec2.internal",internal_ip="10.0.0.1"} 1
