@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/ingest/fileimport"
+	"github.com/vigil-obs/vigil/internal/store"
+	"github.com/vigil-obs/vigil/internal/topology"
+)
+
+// topologyFlags are the flags of `vigil topology`.
+type topologyFlags struct {
+	inputs             []string
+	prometheus, server string
+	at                 string
+	tenantLabel        string
+	window             time.Duration
+	asJSON             bool
+}
+
+func newTopologyCmd(e *env) *cobra.Command {
+	var f topologyFlags
+	cmd := &cobra.Command{
+		Use:   "topology [--input FILE]... [--prometheus URL | --server URL] [--at TIME] [--json]",
+		Short: "The entity tree: nodes → GPUs → pods → workloads",
+		Long: `Print the cluster's entity tree at one instant: each node (one name across
+dcgm-exporter, kube-state-metrics and node-exporter, resolved to the Kubernetes
+node name), its GPUs with their model and a one-word health hint (ok, hot,
+throttled, xid, ecc, lost, idle, unknown), the pods using each GPU, and the
+workloads, services and served models of those pods.
+
+The data comes from files (--input, OpenMetrics or Prometheus text, "-" for
+standard input; samples without a timestamp are taken at --at, or now), from
+any Prometheus-compatible API (--prometheus URL) or from a running Vigil
+(--server URL). --at is the instant (RFC 3339 or Unix seconds; default: now, or
+the newest sample of --input). Missing or ambiguous data is reported on
+stderr; --json prints one object with nodes nesting GPUs and pods.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runTopology(cmd.Context(), e, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.inputs, "input", nil, "a file to read (repeatable; - is standard input)")
+	fl.StringVar(&f.prometheus, "prometheus", "", "the URL of a Prometheus-compatible API to read instead")
+	fl.StringVar(&f.server, "server", "", "the URL of a running Vigil to read instead")
+	fl.StringVar(&f.at, "at", "", "the instant (RFC 3339 or Unix seconds; default now, or the newest sample of --input)")
+	fl.StringVar(&f.tenantLabel, "tenant-label", "", "a pod or namespace label naming the tenant (default: the namespace)")
+	fl.DurationVar(&f.window, "window", topology.DefaultOptions().Window, "how far before --at the latest sample of a series counts")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+func runTopology(ctx context.Context, e *env, f topologyFlags) error {
+	sources := 0
+	for _, set := range []bool{len(f.inputs) > 0, f.prometheus != "", f.server != ""} {
+		if set {
+			sources++
+		}
+	}
+	if sources != 1 {
+		return usagef("topology: give exactly one of --input FILE, --prometheus URL or --server URL")
+	}
+	var at time.Time
+	if f.at != "" {
+		t, err := parseTime(f.at)
+		if err != nil {
+			return usagef("topology: --at: %v", err)
+		}
+		at = t
+	}
+	opts := topology.DefaultOptions()
+	opts.TenantLabel, opts.Window = f.tenantLabel, f.window
+	opts.History = max(opts.History, opts.Window)
+	if err := opts.Validate(); err != nil {
+		return usagef("topology: %v", err)
+	}
+	logger := e.loggerAtLeast(slog.LevelWarn).With("component", "topology")
+	src, at, closeSrc, err := openTopologySource(ctx, e, f, at, logger)
+	if err != nil {
+		return err
+	}
+	topo, err := topology.Build(ctx, src, catalog.Default(), at, opts)
+	if cerr := closeSrc(); err == nil && cerr != nil {
+		err = cerr
+	}
+	switch {
+	case errors.Is(err, topology.ErrNoData):
+		return usageError{fmt.Errorf("topology: %w", err)}
+	case err != nil:
+		return fmt.Errorf("topology: %w", err)
+	}
+	for _, w := range topo.Warnings {
+		fmt.Fprintf(e.stderr, "vigil: warning: %s\n", w)
+	}
+	if f.asJSON {
+		return json.NewEncoder(e.stdout).Encode(topo)
+	}
+	return topology.WriteText(e.stdout, topo)
+}
+
+// openTopologySource opens the files, the Prometheus API or the Vigil the
+// flags name, and returns it with the instant to read at (at, or its
+// default) and the function that releases it.
+func openTopologySource(ctx context.Context, e *env, f topologyFlags, at time.Time, logger *slog.Logger) (topology.Source, time.Time, func() error, error) {
+	if len(f.inputs) == 0 {
+		u, flag := f.prometheus, "--prometheus"
+		if f.server != "" {
+			u, flag = f.server, "--server"
+		}
+		r, err := store.NewRemote(store.DefaultRemoteConfig(strings.TrimSuffix(u, "/")), e.now, logger, nil)
+		if err != nil {
+			return nil, at, nil, usagef("topology: %s: %v", flag, err)
+		}
+		if at.IsZero() {
+			at = e.now()
+		}
+		return r, at, r.Close, nil
+	}
+	opts := fileimport.DefaultOptions(e.now())
+	if !at.IsZero() {
+		opts.DefaultTime = at
+	}
+	files, err := readFiles(f.inputs, e.stdin, opts)
+	if err != nil {
+		return nil, at, nil, usageError{fmt.Errorf("topology: %w", err)}
+	}
+	stats := fileimport.Sum(files)
+	if stats.Samples == 0 {
+		return nil, at, nil, usagef("topology: no samples in --input")
+	}
+	if at.IsZero() {
+		at = time.UnixMilli(stats.MaxT).UTC()
+	}
+	if stats.MinT > at.UnixMilli() {
+		return nil, at, nil, usagef("topology: no data at or before %s: the oldest sample of --input is at %s",
+			at.UTC().Format(time.RFC3339), time.UnixMilli(stats.MinT).UTC().Format(time.RFC3339))
+	}
+	s, err := fileimport.OpenTemp(ctx, files, e.now, logger)
+	if err != nil {
+		return nil, at, nil, fmt.Errorf("topology: %w", err)
+	}
+	return s, at, s.Close, nil
+}
