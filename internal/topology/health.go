@@ -35,6 +35,10 @@ const idleBelow = 0.01
 // gpuSignals are a GPU's latest health values; NaN means absent.
 type gpuSignals struct {
 	temp, slowdown, clocks, xid, xidChanges, dbe, remapFailure, util, engine float64
+	// xidNew is the code of an XID series (dcgm-exporter 3.3+ labels each
+	// code: err_code) that appeared in the window on a GPU that had XID
+	// series before it.
+	xidNew float64
 	// xidCodes are the codes dcgm-exporter's windowed XID count is
 	// positive for.
 	xidCodes []int
@@ -42,7 +46,7 @@ type gpuSignals struct {
 
 func newGPUSignals() gpuSignals {
 	n := math.NaN()
-	return gpuSignals{temp: n, slowdown: n, clocks: n, xid: n, xidChanges: n, dbe: n, remapFailure: n, util: n, engine: n}
+	return gpuSignals{temp: n, slowdown: n, clocks: n, xid: n, xidChanges: n, dbe: n, remapFailure: n, util: n, engine: n, xidNew: n}
 }
 
 // field returns the value a signal goes in.
@@ -92,55 +96,81 @@ func healthSources(cat *catalog.Catalog) map[string]dcgmSource {
 	return out
 }
 
-// dcgmMetrics returns the dcgm-exporter metric names of a signal.
-func dcgmMetrics(cat *catalog.Catalog, signal string) []string {
+// dcgmMetrics returns the dcgm-exporter metric names of a signal and the
+// labels that carry meaning on them (the XID's err_code, the count's xid).
+func dcgmMetrics(cat *catalog.Catalog, signal string) (names, meaning []string) {
 	sig, ok := cat.Signal(signal)
 	if !ok {
-		return nil
+		return nil, nil
 	}
-	var out []string
 	for _, src := range sig.Sources {
 		if src.Vocabulary == catalog.DCGMExporter {
-			out = append(out, src.Metric)
+			names = append(names, src.Metric)
+			for _, l := range src.Labels {
+				if !slices.Contains(meaning, l) {
+					meaning = append(meaning, l)
+				}
+			}
 		}
 	}
-	return out
+	return names, meaning
 }
 
 // blankFloor is the smallest DCGM blank sentinel (2^47) as PromQL reads
 // it: every real health value is below it.
 var blankFloor = strconv.FormatFloat(catalog.DCGMFP64Blank, 'f', -1, 64)
 
-// readHealth reads what the latest values alone do not tell: changes of
-// the sticky XID gauge in the window, and the codes of dcgm-exporter's
-// windowed XID count.
+// readHealth reads what the latest values alone do not tell: whether the
+// sticky XID gauge took a new code in the window, and the codes of
+// dcgm-exporter's windowed XID count.
 func (b *builder) readHealth(ctx context.Context) error {
 	if len(b.dcgm.gpus) == 0 {
 		return nil
 	}
 	by := strings.Join(append(slices.Clone(b.dcgm.hostLabels), "gpu"), ", ")
-	w := b.window()
-	if xid := dcgmMetrics(b.cat, sigXID); len(xid) > 0 {
-		qs := fmt.Sprintf(`max by (%s) (changes({__name__=~"%s"}[%s]))`, by, strings.Join(xid, "|"), w)
-		err := b.each(ctx, qs, func(lset labels.Labels, v float64) {
-			if g := b.dcgm.gpuOf(lset); g != nil {
-				g.signals.xidChanges = maxKnown(g.signals.xidChanges, v)
-			}
-		})
-		if err != nil {
-			return err
+	if err := b.readXIDChanges(ctx, by); err != nil {
+		return err
+	}
+	count, _ := dcgmMetrics(b.cat, sigXIDCount)
+	if len(count) == 0 {
+		return nil
+	}
+	qs := fmt.Sprintf(`max by (%s, xid) ({__name__=~"%s"} < %s) > 0`, by, strings.Join(count, "|"), blankFloor)
+	return b.each(ctx, qs, func(lset labels.Labels, _ float64) {
+		code, err := strconv.Atoi(lset.Get("xid"))
+		if g := b.dcgm.gpuOf(lset); g != nil && err == nil && !slices.Contains(g.signals.xidCodes, code) {
+			g.signals.xidCodes = append(g.signals.xidCodes, code)
 		}
+	})
+}
+
+// readXIDChanges reads the changes of the sticky XID gauge in the window
+// and, where dcgm-exporter labels each code (err_code), the code series
+// that appeared in the window on GPUs that had XID series before it. A GPU
+// without data before the window (one scrape) shows no change: its XID
+// may be old news.
+func (b *builder) readXIDChanges(ctx context.Context, by string) error {
+	xid, meaning := dcgmMetrics(b.cat, sigXID)
+	if len(xid) == 0 {
+		return nil
 	}
-	if count := dcgmMetrics(b.cat, sigXIDCount); len(count) > 0 {
-		qs := fmt.Sprintf(`max by (%s, xid) ({__name__=~"%s"} < %s) > 0`, by, strings.Join(count, "|"), blankFloor)
-		return b.each(ctx, qs, func(lset labels.Labels, _ float64) {
-			code, err := strconv.Atoi(lset.Get("xid"))
-			if g := b.dcgm.gpuOf(lset); g != nil && err == nil && !slices.Contains(g.signals.xidCodes, code) {
-				g.signals.xidCodes = append(g.signals.xidCodes, code)
-			}
-		})
+	sel, w := `{__name__=~"`+strings.Join(xid, "|")+`"}`, b.window()
+	qs := fmt.Sprintf(`max by (%s) (changes(%s[%s]))`, by, sel, w)
+	err := b.each(ctx, qs, func(lset labels.Labels, v float64) {
+		if g := b.dcgm.gpuOf(lset); g != nil {
+			g.signals.xidChanges = maxKnown(g.signals.xidChanges, v)
+		}
+	})
+	if err != nil || len(meaning) == 0 {
+		return err
 	}
-	return nil
+	on := strings.Join(append([]string{by}, meaning...), ", ")
+	qs = fmt.Sprintf(`max by (%[1]s) ((%[3]s > 0) unless on (%[2]s) (%[3]s offset %[4]s) and on (%[1]s) (%[3]s offset %[4]s))`, by, on, sel, w)
+	return b.each(ctx, qs, func(lset labels.Labels, v float64) {
+		if g := b.dcgm.gpuOf(lset); g != nil {
+			g.signals.xidNew = maxKnown(g.signals.xidNew, v)
+		}
+	})
 }
 
 // gpuOf returns the known GPU a health series belongs to.
@@ -206,7 +236,12 @@ func (s gpuSignals) hint(cat *catalog.Catalog, window string) (Health, string) {
 func (s gpuSignals) xidHint(cat *catalog.Catalog, window string) (Health, string) {
 	codes := slices.Clone(s.xidCodes)
 	how := "dcgm-exporter's XID count"
-	if len(codes) == 0 && s.xidChanges > 0 && s.xid > 0 {
+	switch {
+	case len(codes) > 0:
+	case s.xidNew > 0:
+		codes = []int{int(s.xidNew)}
+		how = "a new XID series appeared"
+	case s.xidChanges > 0 && s.xid > 0:
 		codes = []int{int(s.xid)}
 		how = "the XID gauge changed"
 	}

@@ -36,8 +36,9 @@ func TestHint(t *testing.T) {
 	f(func(s *gpuSignals) { s.xid, s.xidChanges = 0, 1 }, HealthOK, "")  // changed back to 0
 	f(func(s *gpuSignals) { s.xid, s.xidChanges = 31, 1 }, HealthXID, "XID 31 ")
 	f(func(s *gpuSignals) { s.xid, s.xidChanges = 79, 2 }, HealthLost, "fell off the bus")
+	f(func(s *gpuSignals) { s.xidNew, s.xid, s.xidChanges = 31, 79, 0 }, HealthXID, "XID 31 ")
 	f(func(s *gpuSignals) { s.xidCodes = []int{74, 13} }, HealthXID, "XID 13 ROBUST_CHANNEL_GR_EXCEPTION, 74 ")
-	f(func(s *gpuSignals) { s.xidCodes = []int{63} }, HealthOK, "") // informational (a row remap event)
+	f(func(s *gpuSignals) { s.xidCodes = []int{63, 43} }, HealthOK, "") // informational: a row remap event, an application fault
 	f(func(s *gpuSignals) { s.xidCodes, s.dbe = []int{79}, 1 }, HealthLost, "dcgm-exporter's XID count")
 	f(func(s *gpuSignals) { s.dbe, s.clocks, s.temp, s.slowdown = 2, 8, 95, 90 }, HealthECC, "") // worst first
 }

@@ -137,6 +137,19 @@ DCGM_FI_PROF_DRAM_ACTIVE{gpu="0",UUID="GPU-x",Hostname="gone"} 0.5` + tsTenAgo +
 			require.Equal(t, "GPU-c", topo.Nodes[2].GPUs[0].UUID)
 			require.Contains(t, topo.Nodes[2].Unresolved, "no kube-state-metrics to map address 10.9.9.9")
 		}},
+		{"XID series per code (dcgm-exporter 3.3+)", `
+DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-a",Hostname="n1",err_code="0",err_msg="No Error"} 0 1794451440000
+DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-a",Hostname="n1",err_code="31",err_msg="GPU memory page fault"} 31 1794451740000
+DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-a",Hostname="n1",err_code="31",err_msg="GPU memory page fault"} 31` + tsNow + `
+DCGM_FI_DEV_XID_ERRORS{gpu="1",UUID="GPU-b",Hostname="n1",err_code="48",err_msg="DBE"} 48` + tsNow + `
+DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-b",Hostname="n1"} 40` + tsNow + `
+`, func(t *testing.T, topo *topology.Topology) {
+			gpus := topo.Nodes[0].GPUs
+			require.Equal(t, topology.HealthXID, gpus[0].Health, gpus[0].Reason)
+			require.Contains(t, gpus[0].Reason, "XID 31 ")
+			require.Contains(t, gpus[0].Reason, "a new XID series appeared")
+			require.Equal(t, topology.HealthOK, gpus[1].Health, "one scrape: the XID may be old news")
+		}},
 		{"short host name and FQDN node", `
 DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",Hostname="ip-10-0-0-1"} 40
 kube_node_info{node="ip-10-0-0-1.ec2.internal",internal_ip="10.0.0.1"} 1
