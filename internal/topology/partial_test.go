@@ -50,14 +50,32 @@ func findNode(t *testing.T, topo *topology.Topology, name string) *topology.Node
 	return nil
 }
 
-// TestPartialData checks that each kind of missing or odd data gives a
-// usable graph and a warning that says why.
-func TestPartialData(t *testing.T) {
-	tests := []struct {
-		name   string
-		inline string
-		check  func(t *testing.T, topo *topology.Topology)
-	}{
+// partialCase is a store's content (Prometheus text; samples without a
+// timestamp are at fixtureAt) and what its topology must show.
+type partialCase struct {
+	name   string
+	inline string
+	check  func(t *testing.T, topo *topology.Topology)
+}
+
+// runCases builds each case's topology with opts and checks it.
+func runCases(t *testing.T, opts topology.Options, cases []partialCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			s := openFiles(t, nil, map[string]string{tt.name: strings.TrimPrefix(tt.inline, "\n")})
+			topo, err := topology.Build(t.Context(), s, nil, fixtureAt, opts)
+			require.NoError(t, err)
+			requireWellFormed(t, topo)
+			tt.check(t, topo)
+		})
+	}
+}
+
+// TestMissingSources checks that a missing source gives a usable graph
+// and a warning that says what is missing and why it matters.
+func TestMissingSources(t *testing.T) {
+	runCases(t, topology.DefaultOptions(), []partialCase{
 		{"no kube-state-metrics", withoutFamilies(t, "kube_"), func(t *testing.T, topo *topology.Topology) {
 			requireWarning(t, topo, "no kube-state-metrics series")
 			require.Equal(t, []string{"cpu-node-01", "gpu-node-01", "gpu-node-02", "gpu-node-03", "", "", ""}, nodeNames(topo),
@@ -86,22 +104,26 @@ func TestPartialData(t *testing.T) {
 			require.Equal(t, []string{"cpu-node-01", "gpu-node-01", "gpu-node-02", "gpu-node-03"}, nodeNames(topo))
 			require.Empty(t, topo.Models)
 		}},
-		{"dcgm-exporter without pod labels, pods sharing a node", `
-DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",Hostname="n1",` + h100Labels + `} 40
-DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-b",Hostname="n1",` + h100Labels + `} 40
-kube_node_info{node="n1",internal_ip="10.0.0.1"} 1
-kube_pod_info{namespace="a",pod="p1",node="n1",host_ip="10.0.0.1",pod_ip="10.1.0.1"} 1
-kube_pod_info{namespace="a",pod="p2",node="n1",host_ip="10.0.0.1",pod_ip="10.1.0.2"} 1
-kube_pod_container_resource_requests{namespace="a",pod="p1",container="c",node="n1",resource="nvidia_com_gpu",unit="integer"} 1
-kube_pod_container_resource_requests{namespace="a",pod="p2",container="c",node="n1",resource="nvidia_com_gpu",unit="integer"} 1
+		{"exporter silent while the node is up", `
+DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",Hostname="n1"} 40` + tsTenAgo + `
+DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-b",Hostname="n1"} 40` + tsTenAgo + `
+DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-c",Hostname="gone"} 40` + tsTenAgo + `
+kube_node_status_condition{node="n1",condition="Ready",status="true"} 1` + tsNow + `
 `, func(t *testing.T, topo *topology.Topology) {
-			n := findNode(t, topo, "n1")
-			require.Empty(t, n.GPUs[0].Pods)
-			require.Equal(t, 1, n.Pods[0].GPURequest)
-			require.Empty(t, n.Pods[0].GPUs)
-			requireWarning(t, topo, "dcgm-exporter names no pod on nodes where pods request GPUs", "n1")
-			requireWarning(t, topo, "several pods share a node's GPUs", "which GPU each uses is unknown", "n1")
+			require.Equal(t, []string{"n1"}, nodeNames(topo), "a node nothing reports any more is left out")
+			require.Len(t, topo.Nodes[0].GPUs, 2)
+			for _, g := range topo.Nodes[0].GPUs {
+				require.Equal(t, topology.HealthUnknown, g.Health)
+				require.Contains(t, g.Reason, "while the node is up")
+			}
+			requireWarning(t, topo, "dcgm-exporter is silent while its node is up", "n1")
 		}},
+	})
+}
+
+// TestNodeIdentity checks how odd node names resolve, or why they do not.
+func TestNodeIdentity(t *testing.T) {
+	runCases(t, topology.DefaultOptions(), []partialCase{
 		{"container-ID Hostname placed through its pods", `
 DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",Hostname="0123456789ab",pod="train-0",namespace="ml",container="c"} 40
 kube_pod_info{namespace="ml",pod="train-0",node="gpu-7",host_ip="10.0.0.7",pod_ip="10.1.0.9"} 1
@@ -137,19 +159,6 @@ DCGM_FI_PROF_DRAM_ACTIVE{gpu="0",UUID="GPU-x",Hostname="gone"} 0.5` + tsTenAgo +
 			require.Equal(t, "GPU-c", topo.Nodes[2].GPUs[0].UUID)
 			require.Contains(t, topo.Nodes[2].Unresolved, "no kube-state-metrics to map address 10.9.9.9")
 		}},
-		{"XID series per code (dcgm-exporter 3.3+)", `
-DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-a",Hostname="n1",err_code="0",err_msg="No Error"} 0 1794451440000
-DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-a",Hostname="n1",err_code="31",err_msg="GPU memory page fault"} 31 1794451740000
-DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-a",Hostname="n1",err_code="31",err_msg="GPU memory page fault"} 31` + tsNow + `
-DCGM_FI_DEV_XID_ERRORS{gpu="1",UUID="GPU-b",Hostname="n1",err_code="48",err_msg="DBE"} 48` + tsNow + `
-DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-b",Hostname="n1"} 40` + tsNow + `
-`, func(t *testing.T, topo *topology.Topology) {
-			gpus := topo.Nodes[0].GPUs
-			require.Equal(t, topology.HealthXID, gpus[0].Health, gpus[0].Reason)
-			require.Contains(t, gpus[0].Reason, "XID 31 ")
-			require.Contains(t, gpus[0].Reason, "a new XID series appeared")
-			require.Equal(t, topology.HealthOK, gpus[1].Health, "one scrape: the XID may be old news")
-		}},
 		{"short host name and FQDN node", `
 DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",Hostname="ip-10-0-0-1"} 40
 kube_node_info{node="ip-10-0-0-1.ec2.internal",internal_ip="10.0.0.1"} 1
@@ -166,28 +175,27 @@ node_boot_time_seconds{instance="10.0.0.9:9100"} 1
 			require.Equal(t, []string{"new", "old", ""}, nodeNames(topo))
 			require.Contains(t, topo.Nodes[2].Unresolved, "claimed by two nodes")
 		}},
-		{"exporter silent while the node is up", `
-DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",Hostname="n1"} 40` + tsTenAgo + `
-DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-b",Hostname="n1"} 40` + tsTenAgo + `
-DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-c",Hostname="gone"} 40` + tsTenAgo + `
-kube_node_status_condition{node="n1",condition="Ready",status="true"} 1` + tsNow + `
+	})
+}
+
+// TestGPUAttribution checks GPU → pod attribution and XID events.
+func TestGPUAttribution(t *testing.T) {
+	runCases(t, topology.DefaultOptions(), []partialCase{
+		{"dcgm-exporter without pod labels, pods sharing a node", `
+DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",Hostname="n1",` + h100Labels + `} 40
+DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-b",Hostname="n1",` + h100Labels + `} 40
+kube_node_info{node="n1",internal_ip="10.0.0.1"} 1
+kube_pod_info{namespace="a",pod="p1",node="n1",host_ip="10.0.0.1",pod_ip="10.1.0.1"} 1
+kube_pod_info{namespace="a",pod="p2",node="n1",host_ip="10.0.0.1",pod_ip="10.1.0.2"} 1
+kube_pod_container_resource_requests{namespace="a",pod="p1",container="c",node="n1",resource="nvidia_com_gpu",unit="integer"} 1
+kube_pod_container_resource_requests{namespace="a",pod="p2",container="c",node="n1",resource="nvidia_com_gpu",unit="integer"} 1
 `, func(t *testing.T, topo *topology.Topology) {
-			require.Equal(t, []string{"n1"}, nodeNames(topo), "a node nothing reports any more is left out")
-			require.Len(t, topo.Nodes[0].GPUs, 2)
-			for _, g := range topo.Nodes[0].GPUs {
-				require.Equal(t, topology.HealthUnknown, g.Health)
-				require.Contains(t, g.Reason, "while the node is up")
-			}
-			requireWarning(t, topo, "dcgm-exporter is silent while its node is up", "n1")
-		}},
-		{"kube-state-metrics scraped without honor_labels", `
-kube_pod_info{namespace="monitoring",pod="ksm-0",exported_namespace="ml",exported_pod="train-0",node="n1"} 1
-kube_pod_owner{namespace="monitoring",pod="ksm-0",exported_namespace="ml",exported_pod="train-0",owner_kind="Job",owner_name="train",owner_is_controller="true"} 1
-`, func(t *testing.T, topo *topology.Topology) {
-			p := findNode(t, topo, "n1").Pods[0]
-			require.Equal(t, "ml", p.Namespace)
-			require.Equal(t, "train-0", p.Pod)
-			require.Equal(t, "Job", p.WorkloadKind)
+			n := findNode(t, topo, "n1")
+			require.Empty(t, n.GPUs[0].Pods)
+			require.Equal(t, 1, n.Pods[0].GPURequest)
+			require.Empty(t, n.Pods[0].GPUs)
+			requireWarning(t, topo, "dcgm-exporter names no pod on nodes where pods request GPUs", "n1")
+			requireWarning(t, topo, "several pods share a node's GPUs", "which GPU each uses is unknown", "n1")
 		}},
 		{"MIG instances with their pods", `
 DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",UUID="GPU-a",Hostname="n1",GPU_I_ID="1",GPU_I_PROFILE="3g.40gb",pod="a-0",namespace="x"} 0.5
@@ -200,6 +208,37 @@ DCGM_FI_DEV_GPU_TEMP{gpu="0",UUID="GPU-a",Hostname="n1"} 40
 			require.Equal(t, []topology.PodRef{{Namespace: "x", Pod: "a-0", By: topology.AttributedByDCGM}}, g.Instances[0].Pods)
 			require.Equal(t, "3g.40gb", g.Instances[1].Profile)
 			require.Equal(t, []string{"0"}, topo.Nodes[0].Pods[0].GPUs)
+		}},
+		{"XID series per code (dcgm-exporter 3.3+)", `
+DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-a",Hostname="n1",err_code="0",err_msg="No Error"} 0 1794451440000
+DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-a",Hostname="n1",err_code="31",err_msg="GPU memory page fault"} 31 1794451740000
+DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-a",Hostname="n1",err_code="31",err_msg="GPU memory page fault"} 31` + tsNow + `
+DCGM_FI_DEV_XID_ERRORS{gpu="1",UUID="GPU-b",Hostname="n1",err_code="48",err_msg="DBE"} 48` + tsNow + `
+DCGM_FI_DEV_GPU_TEMP{gpu="1",UUID="GPU-b",Hostname="n1"} 40` + tsNow + `
+`, func(t *testing.T, topo *topology.Topology) {
+			gpus := topo.Nodes[0].GPUs
+			require.Equal(t, topology.HealthXID, gpus[0].Health, gpus[0].Reason)
+			require.Contains(t, gpus[0].Reason, "XID 31 ")
+			require.Contains(t, gpus[0].Reason, "a new XID series appeared")
+			require.Equal(t, topology.HealthOK, gpus[1].Health, "one scrape: the XID may be old news")
+		}},
+	})
+}
+
+// TestWorkloads checks owner chains, tenants and kube-state-metrics
+// scraped without honor_labels.
+func TestWorkloads(t *testing.T) {
+	opts := topology.DefaultOptions()
+	opts.TenantLabel = "team"
+	runCases(t, opts, []partialCase{
+		{"kube-state-metrics scraped without honor_labels", `
+kube_pod_info{namespace="monitoring",pod="ksm-0",exported_namespace="ml",exported_pod="train-0",node="n1"} 1
+kube_pod_owner{namespace="monitoring",pod="ksm-0",exported_namespace="ml",exported_pod="train-0",owner_kind="Job",owner_name="train",owner_is_controller="true"} 1
+`, func(t *testing.T, topo *topology.Topology) {
+			p := findNode(t, topo, "n1").Pods[0]
+			require.Equal(t, "ml", p.Namespace)
+			require.Equal(t, "train-0", p.Pod)
+			require.Equal(t, "Job", p.WorkloadKind)
 		}},
 		{"owner chains", `
 kube_pod_info{namespace="ml",pod="lws-0",node="n1"} 1
@@ -234,20 +273,7 @@ kube_namespace_labels{namespace="a",label_team="ads"} 1
 			require.Equal(t, []string{"p1=search", "p2=ads", "p3=b"}, got)
 			requireWarning(t, topo, "lack the tenant label label_team", "b/p3")
 		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := openFiles(t, nil, map[string]string{tt.name: strings.TrimPrefix(tt.inline, "\n")})
-			opts := topology.DefaultOptions()
-			if tt.name == "tenant label" {
-				opts.TenantLabel = "team"
-			}
-			topo, err := topology.Build(t.Context(), s, nil, fixtureAt, opts)
-			require.NoError(t, err)
-			requireWellFormed(t, topo)
-			tt.check(t, topo)
-		})
-	}
+	})
 }
 
 // TestNoData checks ErrNoData for a store without samples at or before

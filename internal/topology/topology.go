@@ -92,6 +92,8 @@ type Instance struct {
 
 // PodRef names a pod that uses a GPU and says how that was learned.
 type PodRef struct {
+	// Namespace, Pod and Container name the pod (entity keys namespace,
+	// pod, container); Container is empty when the exporter does not say.
 	Namespace string `json:"namespace"`
 	Pod       string `json:"pod"`
 	Container string `json:"container,omitempty"`
@@ -110,6 +112,7 @@ const (
 
 // Pod is one pod on a node.
 type Pod struct {
+	// Namespace and Pod name the pod (entity keys namespace, pod).
 	Namespace string `json:"namespace"`
 	Pod       string `json:"pod"`
 	// Phase is kube-state-metrics' pod phase; empty when unknown.
@@ -134,20 +137,23 @@ type Pod struct {
 // of a StatefulSet, Job, PyTorchJob, RayJob, LeaderWorkerSet, ...) or an
 // inference deployment (ReplicaSet → Deployment).
 type Workload struct {
+	// Namespace is the workload's namespace.
 	Namespace string `json:"namespace"`
 	// Name is the workload's name (entity key workload).
 	Name string `json:"workload"`
 	// Kind is the owner's kind after following the owner chain.
 	Kind string `json:"kind"`
 	// Role is RoleTraining, RoleInference or empty.
-	Role   string `json:"role,omitempty"`
+	Role string `json:"role,omitempty"`
+	// Tenant is the tenant of its pods.
 	Tenant string `json:"tenant"`
 	// Pods and Nodes are where the workload runs.
 	Pods  []string `json:"pods"`
 	Nodes []string `json:"nodes"`
 	// GPUs counts the GPUs attributed to its pods, or requested where no
 	// GPU is attributed.
-	GPUs     int      `json:"gpus"`
+	GPUs int `json:"gpus"`
+	// Services and Models are those of its pods.
 	Services []string `json:"services,omitempty"`
 	Models   []string `json:"models,omitempty"`
 }
@@ -163,9 +169,11 @@ const (
 
 // Model is one served model in one namespace.
 type Model struct {
+	// Namespace is the namespace of the pods serving it.
 	Namespace string `json:"namespace"`
 	// Name is the model name (entity key model).
-	Name      string   `json:"model"`
+	Name string `json:"model"`
+	// Workloads and Pods serve it.
 	Workloads []string `json:"workloads,omitempty"`
 	Pods      []string `json:"pods"`
 }
