@@ -239,7 +239,8 @@ func (b *builder) addDCGMSeries(lset labels.Labels, fresh bool) *dcgmGPU {
 		g.instances[inst] = &Instance{ID: inst, Profile: res.Attributes[catalog.AttrMIGProfile], Pods: []PodRef{}}
 	}
 	pod := podKey{res.Entity[catalog.KeyNamespace], res.Entity[catalog.KeyPod]}
-	if pod.name == "" || isExporterPod(pod.name) {
+	// The catalog drops the exporter's own pod (a scrape target label).
+	if pod.name == "" {
 		return g
 	}
 	ref := PodRef{Namespace: pod.ns, Pod: pod.name, Container: res.Entity[catalog.KeyContainer], By: AttributedByDCGM}
@@ -255,11 +256,6 @@ func (b *builder) addDCGMSeries(lset labels.Labels, fresh bool) *dcgmGPU {
 	}
 	return g
 }
-
-// isExporterPod tells dcgm-exporter's own pod (which Prometheus's
-// Kubernetes discovery adds as pod when the GPU is used by none) from a pod
-// the exporter attributes a GPU to.
-func isExporterPod(name string) bool { return strings.Contains(name, "dcgm-exporter") }
 
 // appendRef adds r unless already there.
 func appendRef(refs []PodRef, r PodRef) []PodRef {
