@@ -15,10 +15,14 @@ import (
 )
 
 // dcgmPresenceMetrics are dcgm-exporter series of its default counters
-// that every GPU has (FB_USED also per MIG instance): with the health
-// series they find the GPUs, and a GPU that had one within the history and
-// none within the window stopped reporting.
+// that every GPU has: a GPU that had one within the history and none within
+// the window stopped reporting.
 var dcgmPresenceMetrics = [...]string{"DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_FB_USED"}
+
+// dcgmInstanceMetric is read with the health series because in MIG mode
+// dcgm-exporter reports it per instance, so that instances without
+// profiling series are found too.
+const dcgmInstanceMetric = "DCGM_FI_DEV_FB_USED"
 
 // missingHostsBatch is how many host names one query for hosts without
 // health or presence series names.
@@ -74,8 +78,8 @@ type dcgmGPU struct {
 // only.
 //
 // Reading every dcgm-exporter series would cost most of a topology build
-// (25 or more per GPU), so the GPUs are found from the health and presence
-// series, which every dcgm-exporter configuration has some of; the hosts
+// (25 or more per GPU), so the GPUs are found from the health series, which
+// every dcgm-exporter configuration has some of; the hosts
 // whose exporter has none of them (a custom counter list) are then found
 // from the store's label index and read in full.
 func (b *builder) readDCGM(ctx context.Context) error {
@@ -101,13 +105,13 @@ func (b *builder) readDCGM(ctx context.Context) error {
 	return b.eachBack(ctx, history, b.opts.History, func(lset labels.Labels, _ float64) { b.addDCGMSeries(lset, false) })
 }
 
-// readCurrent reads the latest value of every health and presence series:
-// one query finds the GPUs and their health values. It is a plain selector,
+// readCurrent reads the latest value of every health series (and of
+// dcgmInstanceMetric): one query finds the GPUs and their health values. It is a plain selector,
 // the cheapest query there is; aggregation and the blank sentinels are
 // handled here.
 func (b *builder) readCurrent(ctx context.Context) error {
 	srcs := healthSources(b.cat)
-	names := slices.Clone(dcgmPresenceMetrics[:])
+	names := []string{dcgmInstanceMetric}
 	for m := range srcs {
 		if !slices.Contains(names, m) {
 			names = append(names, m)
