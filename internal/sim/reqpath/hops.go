@@ -15,7 +15,7 @@ import (
 // standard deviation of the logarithm.
 const (
 	gatewayRateLimited = 0.002 // 429 from the gateway's rate limiter
-	appBug             = 0.007 // an exception in the app's own code
+	appBug             = 0.010 // an exception in the app's own code
 	vectorDBError      = 0.004 // 500 from the vector DB, retried
 	toolUse            = 0.4   // requests whose first model answer calls the tool
 	debugSample        = 0.02  // requests whose debug lines are kept
@@ -152,7 +152,7 @@ func (s *sim) gateway(t0 time.Time) {
 	p, _ := gw.pick(s.r, t0)
 	root := s.span(p, scopeEnvoy, -1, "POST /v1/chat", ptrace.SpanKindServer, t0)
 	slow := s.g.faults.slowdown(gw.Name, t0)
-	t := t0.Add(scale(s.logn(9*time.Millisecond, 0.35), slow))
+	t := t0.Add(scale(s.logn(22*time.Millisecond, 0.35), slow))
 	if s.debug {
 		s.log(p, "envoy.http", root, t, plog.SeverityNumberDebug, gatewayHeaderDump(s))
 	}
@@ -170,7 +170,7 @@ func (s *sim) gateway(t0 time.Time) {
 			attr{"server.address", host}, attr{"server.port", 8080}, attr{"url.full", "http://" + host + ":8080/api/chat"},
 			attr{"http.response.status_code", status}, attr{"upstream_cluster", "ai-app"})
 	}
-	t = t.Add(scale(s.logn(3*time.Millisecond, 0.4), slow))
+	t = t.Add(scale(s.logn(6*time.Millisecond, 0.4), slow))
 	client := clientIP(s.user)
 	s.end(root, t, httpErrType(status, true), "", attr{"http.request.method", "POST"}, attr{"http.route", "/v1/chat"},
 		attr{"url.path", "/v1/chat"}, attr{"url.scheme", "https"}, attr{"server.address", "api.example.com"},
@@ -195,7 +195,7 @@ func (s *sim) app(gw int, t0 time.Time) (time.Time, int, pod) {
 	lat *= s.g.faults.slowdown(app.Name, t0)
 	wantsTool := s.r.Float64() < toolUse
 	s.promptIdx = s.r.IntN(1 << 16)
-	t := t0.Add(scale(s.logn(12*time.Millisecond, 0.4), lat))
+	t := t0.Add(scale(s.logn(16*time.Millisecond, 0.4), lat))
 	s.log(p, "ai_app.chat", sp, t, plog.SeverityNumberInfo, chatRequestLog(s))
 	if s.debug {
 		s.log(p, "ai_app.retrieval", sp, t, plog.SeverityNumberDebug, "vector store client: url="+s.g.secrets.vectorURL(s.g.vdb))
@@ -219,7 +219,7 @@ func (s *sim) app(gw int, t0 time.Time) (time.Time, int, pod) {
 		s.log(p, "ai_app.chat", sp, t, plog.SeverityNumberError, "unhandled exception in /api/chat: "+exc+": "+msg,
 			attr{"exception.type", exc}, attr{"exception.message", msg})
 	default:
-		t = t.Add(scale(s.logn(18*time.Millisecond, 0.4), lat))
+		t = t.Add(scale(s.logn(30*time.Millisecond, 0.4), lat))
 		in := 350 + len(prompt(s.promptIdx))/4 + retrievedChunks*s.lognInt(180, 0.3)
 		phase := phaseAnswer
 		if wantsTool {
@@ -235,7 +235,7 @@ func (s *sim) app(gw int, t0 time.Time) (time.Time, int, pod) {
 		if status != 200 {
 			errType, errMsg = fmt.Sprint(status), "model call failed"
 		}
-		t = t.Add(scale(s.logn(8*time.Millisecond, 0.4), lat))
+		t = t.Add(scale(s.logn(14*time.Millisecond, 0.4), lat))
 		if status == 200 {
 			s.log(p, "ai_app.chat", sp, t, plog.SeverityNumberInfo,
 				fmt.Sprintf("chat completed model=%s duration_ms=%d", s.model.model.Model, t.Sub(t0).Milliseconds()))

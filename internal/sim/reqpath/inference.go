@@ -53,7 +53,7 @@ func (s *sim) infer(m *modelService, isNew bool, t time.Time, in, out int) infer
 	} else {
 		// Offered more than it can serve, the queue grows until clients
 		// give up and the line stabilises.
-		qmean = scale(slotTime, 19) + min(25*time.Second, scale(f.saturatedSince(m.Name, t), 1-1/rho))
+		qmean = scale(slotTime, 19) + min(25*time.Second, scale(f.saturatedSince(m.Name, t), max(0, 1-1/rho)))
 	}
 	lat, fail := m.rolloutFactors(isNew)
 	var inf inference

@@ -43,7 +43,7 @@ func newSecrets(r *rand.Rand, tenants []string) secrets {
 		// Fake: the legacy OpenAI key layout, random characters.
 		s.tenantKeys[t] = "sk-" + draw(alnum, 20) + "T3BlbkFJ" + draw(alnum, 20)
 	}
-	s.toolKey = draw("0123456789abcdef", 32)          // fake
+	s.toolKey = draw("0123456789abcdef", 32)              // fake
 	s.dbPassword = draw(alnum, 12) + "!" + draw(alnum, 4) // fake
 	return s
 }
