@@ -85,7 +85,7 @@ func DefaultSeverity(kind, variant string) float64 {
 	case KindInferenceCapacitySaturated:
 		return pick(2.2, 1.4) // traffic multiplier on a server healthy at 60% load
 	case KindKVCacheExhausted:
-		return pick(0.6, 0.12) // fraction of requests preempted
+		return pick(0.6, 0.05) // fraction of requests preempted
 	}
 	return 0
 }

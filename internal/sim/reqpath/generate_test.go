@@ -26,6 +26,7 @@ func faultyConfig(seed uint64, d time.Duration) reqpath.Config {
 }
 
 func TestWriteFilesIsDeterministic(t *testing.T) {
+	t.Parallel()
 	cfg := faultyConfig(7, 15*time.Minute)
 	traces1, logs1 := writeFiles(t, cfg)
 	traces2, logs2 := writeFiles(t, cfg)
@@ -39,6 +40,7 @@ func TestWriteFilesIsDeterministic(t *testing.T) {
 }
 
 func TestFaultTouchesOnlyItsRequests(t *testing.T) {
+	t.Parallel()
 	healthy := generate(t, reqpath.Config{Seed: 3, Start: runStart(), Duration: 20 * time.Minute})
 	onset := runStart().Add(10 * time.Minute)
 	faulty := generate(t, reqpath.Config{Seed: 3, Start: runStart(), Duration: 20 * time.Minute,
@@ -48,6 +50,7 @@ func TestFaultTouchesOnlyItsRequests(t *testing.T) {
 }
 
 func TestFilesDecodeIntoWellFormedTraces(t *testing.T) {
+	t.Parallel()
 	traces, logs := writeFiles(t, faultyConfig(11, 20*time.Minute))
 	require.Equal(t, byte('\n'), traces[len(traces)-1])
 	d := decodeFiles(t, traces, logs)
@@ -120,6 +123,7 @@ func TestFilesDecodeIntoWellFormedTraces(t *testing.T) {
 }
 
 func TestBatchesHoldWholeTraces(t *testing.T) {
+	t.Parallel()
 	cfg := faultyConfig(5, 10*time.Minute)
 	g, err := reqpath.New(cfg)
 	require.NoError(t, err)
@@ -150,6 +154,7 @@ func TestBatchesHoldWholeTraces(t *testing.T) {
 }
 
 func TestHealthyPathIsRealistic(t *testing.T) {
+	t.Parallel()
 	d := generate(t, reqpath.Config{Seed: 1, Start: runStart()})
 	cfg := reqpath.Config{Start: runStart()}.WithDefaults()
 	roots := d.roots()
