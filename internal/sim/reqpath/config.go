@@ -26,6 +26,17 @@ type Config struct {
 	// (default 120). Arrivals are a Poisson process; the
 	// inference_capacity_saturated fault adds load on top of it.
 	RequestsPerMinute float64
+	// Traffic, when set, shapes the arrival rate: at t requests arrive at
+	// RequestsPerMinute × Traffic(t), evaluated once a simulated second
+	// (values below 0 count as 0). It must be a pure function of t, or the
+	// output is not reproducible. Nil is a flat rate.
+	Traffic func(t time.Time) float64
+	// SampleRatio is the share of requests written, as a head sampler keeps
+	// them (default 1: all). A request is kept or dropped whole, with its
+	// logs, by a draw of its own that leaves the kept requests unchanged
+	// (but for vLLM's cumulative preemption count, which counts kept
+	// requests only).
+	SampleRatio float64
 	// Environment is deployment.environment (default "production").
 	Environment string
 	// Tenants are the tenant.id values (default tenant-a … tenant-e). Traffic
@@ -117,6 +128,9 @@ func (c Config) WithDefaults() Config {
 	if c.RequestsPerMinute == 0 {
 		c.RequestsPerMinute = DefaultRequestsPerMinute
 	}
+	if c.SampleRatio == 0 {
+		c.SampleRatio = 1
+	}
 	if c.Environment == "" {
 		c.Environment = DefaultEnvironment
 	}
@@ -207,6 +221,8 @@ func (c Config) Validate() error {
 		return bad("interval %s is outside (0, duration]", c.Interval)
 	case !(c.RequestsPerMinute > 0 && c.RequestsPerMinute <= maxRequestsPerMinute):
 		return bad("requests per minute %g is outside (0, %d]", c.RequestsPerMinute, maxRequestsPerMinute)
+	case !(c.SampleRatio > 0 && c.SampleRatio <= 1):
+		return bad("sample ratio %g is outside (0, 1]", c.SampleRatio)
 	case c.Tool.Name == "" || c.Tool.Host == "":
 		return bad("tool needs a name and a host")
 	case len(c.ModelServers) == 0:

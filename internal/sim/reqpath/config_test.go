@@ -30,6 +30,7 @@ func TestConfigValidate(t *testing.T) {
 	f("negative duration", "duration -1m0s is outside", func(c *reqpath.Config) { c.Duration = -time.Minute })
 	f("interval longer than the run", "interval 2h0m0s is outside", func(c *reqpath.Config) { c.Interval = 2 * time.Hour })
 	f("negative rate", "requests per minute -5 is outside", func(c *reqpath.Config) { c.RequestsPerMinute = -5 })
+	f("sample ratio over 1", "sample ratio 1.5 is outside (0, 1]", func(c *reqpath.Config) { c.SampleRatio = 1.5 })
 	f("repeated tenant", `tenant "a" is empty or repeated`, func(c *reqpath.Config) { c.Tenants = []string{"a", "a"} })
 	f("pod without node", `app "ai-app" has a pod without a name or a node`, func(c *reqpath.Config) {
 		c.App = reqpath.Deployment{Name: "ai-app", Namespace: "x", Version: "1", Pods: []reqpath.Pod{{Name: "ai-app-0"}}}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -100,28 +101,60 @@ func pick(r *rand.Rand, cdf []float64) int {
 	return len(cdf) - 1
 }
 
-// arrivals is a Poisson stream of request arrivals.
+// arrivals is a Poisson stream of request arrivals whose rate changes at
+// most once a simulated second.
 type arrivals struct {
-	r    *rand.Rand
-	rate float64 // per second
+	r *rand.Rand
+	// rate is the arrival rate per second at t.
+	rate func(t time.Time) float64
 	next time.Time
+	// end is where the stream stops.
+	end time.Time
 	// server is the model server the stream's requests go to, or -1.
 	server int
 	// index is the next request's index.
 	index uint64
-	// accept thins the stream (nil: keep every arrival).
-	accept func(t time.Time, u float64) bool
 }
 
+// advance moves next to the following arrival: an exponential amount of
+// the integrated rate later.
 func (a *arrivals) advance() {
-	a.next = a.next.Add(time.Duration(a.r.ExpFloat64() / a.rate * float64(time.Second)))
+	need := a.r.ExpFloat64()
+	t := a.next
+	for t.Before(a.end) {
+		step := time.Second - time.Duration(t.UnixNano()%int64(time.Second))
+		if rate := a.rate(t); rate > 0 {
+			if d := time.Duration(need / rate * float64(time.Second)); d < step {
+				a.next = t.Add(max(d, 1))
+				return
+			}
+			need -= rate * step.Seconds()
+		}
+		t = t.Add(step)
+	}
+	a.next = a.end
+}
+
+// traffic is the shape of the arrival rate at t.
+func (g *Generator) traffic(t time.Time) float64 {
+	if g.cfg.Traffic == nil {
+		return 1
+	}
+	v := g.cfg.Traffic(t)
+	if !(v > 0) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
 }
 
 // streams are the healthy arrivals and those each saturation fault adds.
 func (g *Generator) streams() []*arrivals {
+	perSecond := g.cfg.RequestsPerMinute / 60
+	end := g.cfg.Start.Add(g.cfg.Duration)
 	base := &arrivals{
-		r: rand.New(rand.NewPCG(g.cfg.Seed, streamArrivals)), rate: g.cfg.RequestsPerMinute / 60,
-		next: g.cfg.Start, server: -1,
+		r:    rand.New(rand.NewPCG(g.cfg.Seed, streamArrivals)),
+		rate: func(t time.Time) float64 { return perSecond * g.traffic(t) },
+		next: g.cfg.Start, end: end, server: -1,
 	}
 	base.advance()
 	out := []*arrivals{base}
@@ -129,29 +162,37 @@ func (g *Generator) streams() []*arrivals {
 		if f.Kind != KindInferenceCapacitySaturated || f.Severity <= 1 {
 			continue
 		}
-		srv := -1
-		for j, m := range g.cfg.ModelServers {
-			if m.Name == f.Entity["service"] {
-				srv = j
-			}
-		}
+		srv := slices.IndexFunc(g.cfg.ModelServers, func(m ModelServer) bool { return m.Name == f.Entity["service"] })
 		share := g.modelCDF[srv]
 		if srv > 0 {
 			share -= g.modelCDF[srv-1]
 		}
+		extra := perSecond * share * (f.Severity - 1)
 		onset := f.Onset
 		a := &arrivals{
-			r:    rand.New(rand.NewPCG(g.cfg.Seed, streamArrivals+uint64(i)+1)),
-			rate: g.cfg.RequestsPerMinute / 60 * share * (f.Severity - 1), next: onset, server: srv,
-			index: extraIndex | uint64(i)<<40,
-			accept: func(t time.Time, u float64) bool {
-				return u < min(1, float64(t.Sub(onset))/float64(time.Minute))
+			r: rand.New(rand.NewPCG(g.cfg.Seed, streamArrivals+uint64(i)+1)),
+			rate: func(t time.Time) float64 {
+				return extra * g.traffic(t) * min(1, float64(t.Sub(onset))/float64(time.Minute))
 			},
+			next: onset, end: end, server: srv, index: extraIndex | uint64(i)<<40,
 		}
 		a.advance()
 		out = append(out, a)
 	}
 	return out
+}
+
+// sampled is the head sampler's decision for request idx: a hash of the
+// seed and the index, so that it draws nothing from the request's stream.
+func (g *Generator) sampled(idx uint64) bool {
+	if g.cfg.SampleRatio >= 1 {
+		return true
+	}
+	z := g.cfg.Seed ^ (idx * 0x9e3779b97f4a7c15)
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return float64(z>>11)/(1<<53) < g.cfg.SampleRatio
 }
 
 // Batches yields one Batch per Config.Interval, in time order.
@@ -168,13 +209,12 @@ func (g *Generator) Batches() iter.Seq[Batch] {
 			}
 			for _, a := range streams {
 				for a.next.Before(we) {
-					t := a.next
+					t, idx := a.next, a.index
 					a.advance()
-					if a.accept != nil && !a.accept(t, a.r.Float64()) {
-						continue
-					}
-					pending = append(pending, g.simulate(ru, a.index, t, a.server))
 					a.index++
+					if g.sampled(idx) {
+						pending = append(pending, g.simulate(ru, idx, t, a.server))
+					}
 				}
 			}
 			slices.SortFunc(pending, func(a, b *request) int {

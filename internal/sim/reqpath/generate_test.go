@@ -232,3 +232,48 @@ func TestHealthyPathIsRealistic(t *testing.T) {
 	}
 	require.Len(t, found, 5, "secrets found: %v", found)
 }
+
+func TestTrafficShapesArrivals(t *testing.T) {
+	t.Parallel()
+	mid := runStart().Add(10 * time.Minute)
+	d := generate(t, reqpath.Config{Seed: 2, Start: runStart(), Duration: 20 * time.Minute, Traffic: func(at time.Time) float64 {
+		if at.Before(mid) {
+			return 0.5
+		}
+		return 2
+	}})
+	first, second := 0, 0
+	for _, r := range d.roots() {
+		if r.start.Before(mid) {
+			first++
+		} else {
+			second++
+		}
+	}
+	t.Logf("requests: %d at half the rate, %d at twice", first, second)
+	require.InDelta(t, 600, first, 75)
+	require.InDelta(t, 2400, second, 150)
+}
+
+func TestSampleRatioKeepsWholeRequests(t *testing.T) {
+	t.Parallel()
+	cfg := reqpath.Config{Seed: 4, Start: runStart(), Duration: 20 * time.Minute}
+	all := generate(t, cfg)
+	cfg.SampleRatio = 0.1
+	some := generate(t, cfg)
+	require.InDelta(t, 0.1*float64(len(all.roots())), len(some.roots()), 40)
+	spans := map[string][]span{}
+	for _, s := range all.spans {
+		spans[s.trace] = append(spans[s.trace], s)
+	}
+	kept := map[string][]span{}
+	for _, s := range some.spans {
+		kept[s.trace] = append(kept[s.trace], s)
+	}
+	for trace, ss := range kept {
+		require.ElementsMatch(t, spans[trace], ss, "a sampled trace differs from the unsampled run's")
+	}
+	for _, l := range some.logs {
+		require.Contains(t, kept, l.trace)
+	}
+}

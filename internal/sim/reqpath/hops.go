@@ -159,7 +159,7 @@ func (s *sim) gateway(t0 time.Time) {
 	status, upstream := 429, ""
 	if s.r.Float64() >= gatewayRateLimited {
 		app := s.g.app
-		c := s.span(p, scopeEnvoy, root, "router ai-app egress", ptrace.SpanKindClient, t)
+		c := s.span(p, scopeEnvoy, root, "router "+app.Name+" egress", ptrace.SpanKindClient, t)
 		var appPod pod
 		var appEnd time.Time
 		appEnd, status, appPod = s.app(c, t.Add(s.net()))
@@ -168,7 +168,7 @@ func (s *sim) gateway(t0 time.Time) {
 		host := fmt.Sprintf("%s.%s.svc.cluster.local", app.Name, app.Namespace)
 		s.end(c, t, httpErrType(status, false), "", attr{"http.request.method", "POST"},
 			attr{"server.address", host}, attr{"server.port", 8080}, attr{"url.full", "http://" + host + ":8080/api/chat"},
-			attr{"http.response.status_code", status}, attr{"upstream_cluster", "ai-app"})
+			attr{"http.response.status_code", status}, attr{"upstream_cluster", app.Name})
 	}
 	t = t.Add(scale(s.logn(6*time.Millisecond, 0.4), slow))
 	client := clientIP(s.user)
