@@ -109,7 +109,7 @@ func (s *sim) chat(p pod, parent int, t time.Time, in int, ph phase) (time.Time,
 		respID := fmt.Sprintf("chatcmpl-%s-%d", s.reqID, len(s.req.spans))
 		srv := s.span(mp, scopeVLLM, c, "llm_request", ptrace.SpanKindServer, start)
 		inf := s.infer(m, isNew, start, in, out)
-		s.log(mp, "vllm.entrypoints.logger", srv, start, plog.SeverityNumberInfo, vllmReceived(s, respID, in))
+		s.log(mp, "vllm.entrypoints.logger", srv, start, plog.SeverityNumberInfo, vllmReceived(s, respID))
 		status, dur := 200, inf.ttft+inf.decode
 		if inf.fail {
 			status, dur = 500, scale(inf.ttft, 0.2+0.8*s.r.Float64())
@@ -198,7 +198,7 @@ func (s *sim) tool(p pod, parent int, t time.Time) time.Time {
 	tool := s.g.cfg.Tool
 	ex := s.span(p, scopeAgent, parent, "execute_tool web_search", ptrace.SpanKindInternal, t)
 	callID := "call_" + k8sName(s.r, 24)
-	q := searchQuery(s.r.IntN(1<<16), s.tenant)
+	q := searchQuery(s.r.IntN(1 << 16))
 	// The query string carries a synthetic fake api_key (see secrets): the
 	// old httpx instrumentation records url.full unredacted, so the spans
 	// carry it too, as real ones do.

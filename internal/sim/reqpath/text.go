@@ -77,13 +77,13 @@ func prompt(i int) string {
 	return p[i%len(p)]
 }
 
-// searchQuery is the tool's query for a prompt.
-func searchQuery(i int, tenant string) string {
+// searchQuery is one of the tool's queries.
+func searchQuery(i int) string {
 	q := [...]string{
 		"weather forecast Rotterdam tomorrow", "EUR USD exchange rate today", "Acme Corp press release",
 		"GPU price per hour H100 cloud", "public holidays Germany 2026", "release notes mobile app 2.4",
 	}
-	return q[i%len(q)] + " " + tenant
+	return q[i%len(q)]
 }
 
 // userHash spreads users over addresses and clients.
@@ -173,10 +173,10 @@ func qdrantAccessLog(client string, status int, dur time.Duration) string {
 
 // vllmReceived is vLLM's request log line, which carries the prompt when
 // --disable-log-requests is not set.
-func vllmReceived(s *sim, reqID string, in int) string {
+func vllmReceived(s *sim, reqID string) string {
 	p := prompt(s.promptIdx)
-	return fmt.Sprintf("Received request %s: prompt: '<|begin_of_text|><|start_header_id|>system<|end_header_id|>\\n\\nYou are a helpful assistant for %s. Answer from the context.<|eot_id|><|start_header_id|>user<|end_header_id|>\\n\\n%s<|eot_id|>', params: SamplingParams(n=1, presence_penalty=0.0, frequency_penalty=0.0, repetition_penalty=1.0, temperature=0.7, top_p=1.0, top_k=0, min_p=0.0, seed=None, stop=[], max_tokens=%d), prompt_token_ids: None, prompt_embeds shape: None, lora_request: None, prompt_tokens=%d.",
-		reqID, s.tenant, strings.ReplaceAll(p, "'", "\\'"), maxTokens, in)
+	return fmt.Sprintf("Received request %s: prompt: '<|begin_of_text|><|start_header_id|>system<|end_header_id|>\\n\\nYou are a helpful assistant for %s. Answer from the context.<|eot_id|><|start_header_id|>user<|end_header_id|>\\n\\n%s<|eot_id|>', params: SamplingParams(n=1, presence_penalty=0.0, frequency_penalty=0.0, repetition_penalty=1.0, temperature=0.7, top_p=1.0, top_k=0, min_p=0.0, seed=None, stop=[], max_tokens=%d), prompt_token_ids: None, prompt_embeds shape: None, lora_request: None.",
+		reqID, s.tenant, strings.ReplaceAll(p, "'", "\\'"), maxTokens)
 }
 
 // vllmPreempted is vLLM's scheduler warning when the KV cache runs out.
