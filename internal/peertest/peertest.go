@@ -37,6 +37,9 @@ type Proc struct {
 // Output returns what the process printed so far (stdout and stderr).
 func (p *Proc) Output() string { return p.out.String() }
 
+// PID returns the process id, e.g. to read /proc/PID/status.
+func (p *Proc) PID() int { return p.cmd.Process.Pid }
+
 // Stop sends SIGTERM and waits up to 30 s, then kills. It is safe to call twice.
 func (p *Proc) Stop() error {
 	select {

@@ -95,7 +95,7 @@ self_monitoring:
 
 // startEnv writes the dump, loads it into Prometheus (promtool backfill)
 // and Vigil (vigil import) and starts both servers.
-func startEnv(t *testing.T) *compatEnv {
+func startEnv(t testing.TB) *compatEnv {
 	t.Helper()
 	dir := t.TempDir()
 	dump := filepath.Join(dir, "dump.om")

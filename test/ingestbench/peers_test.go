@@ -1,0 +1,292 @@
+package ingestbench
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-obs/vigil/internal/peertest"
+)
+
+// peer is a server that receives remote write at /api/v1/write.
+type peer struct {
+	name  string
+	start func(tb testing.TB, dataDir string) *peertest.Proc
+}
+
+// vigilConfig is Vigil's default configuration without self-monitoring,
+// so that, as in the peers, the store holds only the benchmark's series.
+const vigilConfig = `self_monitoring:
+  enabled: false
+`
+
+// peers returns Vigil, Prometheus 2.42 with its receiver switched on, and
+// VictoriaMetrics 1.79, each with its default settings otherwise.
+func peers(tb testing.TB) (vigil, prometheus, victoriaMetrics peer) {
+	tb.Helper()
+	cfg := filepath.Join(tb.TempDir(), "vigil.yaml")
+	if err := os.WriteFile(cfg, []byte(vigilConfig), 0o644); err != nil {
+		tb.Fatalf("write vigil config: %v", err)
+	}
+	peertest.Vigil(tb) // build it before anything is timed
+	vigil = peer{"vigil", func(tb testing.TB, dir string) *peertest.Proc {
+		return peertest.StartVigil(tb, "--config", cfg, "--data-dir", dir)
+	}}
+	prometheus = peer{"prometheus", func(tb testing.TB, dir string) *peertest.Proc {
+		return peertest.StartPrometheus(tb, dir, "", "--web.enable-remote-write-receiver")
+	}}
+	victoriaMetrics = peer{"victoriametrics", func(tb testing.TB, dir string) *peertest.Proc {
+		return peertest.StartVictoriaMetrics(tb, dir)
+	}}
+	return vigil, prometheus, victoriaMetrics
+}
+
+// machine describes where the benchmark runs, for its summary.
+func machine() string {
+	mem := "unknown memory"
+	if f, err := os.Open("/proc/meminfo"); err == nil {
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if kb, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+				if n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 10, 64); err == nil {
+					mem = fmt.Sprintf("%.1f GiB", float64(n)/(1<<20))
+				}
+			}
+		}
+		f.Close()
+	}
+	return fmt.Sprintf("%d CPUs, %s; the load generator and the server share the machine, the same for every peer", runtime.NumCPU(), mem)
+}
+
+// procMemory reads VmRSS and VmHWM (peak RSS) of pid, in bytes.
+func procMemory(pid int) (rss, hwm int64, err error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		name, v, ok := strings.Cut(line, ":")
+		if !ok || (name != "VmRSS" && name != "VmHWM") {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("parse %s of /proc/%d/status: %w", name, pid, err)
+		}
+		if name == "VmRSS" {
+			rss = n << 10
+		} else {
+			hwm = n << 10
+		}
+	}
+	if rss == 0 {
+		return 0, 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
+	}
+	return rss, hwm, nil
+}
+
+// queryScalar runs an instant query that returns one sample and returns
+// its value (NaN for an empty result).
+func queryScalar(ctx context.Context, base, expr string, at time.Time) (float64, error) {
+	params := url.Values{"query": {expr}, "time": {strconv.FormatInt(at.Unix(), 10)}, "nocache": {"1"}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/query?"+params.Encode(), nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	var ans struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&ans); err != nil {
+		return 0, fmt.Errorf("query %s: decode answer: %w", expr, err)
+	}
+	if ans.Status != "success" {
+		return 0, fmt.Errorf("query %s: %s", expr, ans.Error)
+	}
+	if len(ans.Data.Result) == 0 {
+		return math.NaN(), nil
+	}
+	s, _ := ans.Data.Result[0].Value[1].(string)
+	return strconv.ParseFloat(s, 64)
+}
+
+// waitStored polls base until expr at `at` equals want: VictoriaMetrics
+// makes what it received searchable after a second or so.
+func waitStored(ctx context.Context, base, expr string, at time.Time, want float64) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := queryScalar(ctx, base, expr, at)
+		if err == nil && got == want {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%s = %v, want %v", expr, got, want)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+}
+
+// stats are the median and the range of values.
+type stats struct{ median, min, max float64 }
+
+func summarize(v []float64) stats {
+	if len(v) == 0 {
+		return stats{math.NaN(), math.NaN(), math.NaN()}
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return stats{median: m, min: s[0], max: s[len(s)-1]}
+}
+
+// ratios divides a[i] by b[i].
+func ratios(a, b []float64) []float64 {
+	out := make([]float64, min(len(a), len(b)))
+	for i := range out {
+		out[i] = a[i] / b[i]
+	}
+	return out
+}
+
+func (s stats) String() string { return fmt.Sprintf("%.3f (%.3f–%.3f)", s.median, s.min, s.max) }
+
+// stop stops p and removes its data directory.
+func stop(tb testing.TB, p *peertest.Proc, name, dir string) {
+	tb.Helper()
+	if err := p.Stop(); err != nil {
+		tb.Errorf("stop %s: %v\n%s", name, err, p.Output())
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		tb.Errorf("remove %s: %v", dir, err)
+	}
+}
+
+// clockTicks is USER_HZ, the unit of the CPU times in /proc (100 on Linux).
+const clockTicks = 100
+
+// procCPU returns the CPU time (user and system) that process pid
+// ("self" for this one) has used so far.
+func procCPU(pid string) (time.Duration, error) {
+	data, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces: count from its ")".
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("short /proc/%s/stat", pid)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] { // utime, stime: fields 14 and 15
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parse /proc/%s/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / clockTicks, nil
+}
+
+// machineBusy returns the CPU time all CPUs have spent busy (not idle and
+// not waiting for I/O) since boot.
+func machineBusy() (time.Duration, error) {
+	data, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	fields := strings.Fields(line)
+	if len(fields) < 8 || fields[0] != "cpu" {
+		return 0, fmt.Errorf("unexpected /proc/stat line %q", line)
+	}
+	var busy int64
+	for i, f := range fields[1:] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("parse /proc/stat: %w", err)
+		}
+		if i != 3 && i != 4 && i < 8 { // skip idle and iowait; guest time is in user already
+			busy += n
+		}
+	}
+	return time.Duration(busy) * time.Second / clockTicks, nil
+}
+
+// cpuMeter measures the CPU a server, this process and everything else on
+// the machine used over an interval.
+type cpuMeter struct {
+	pid                string
+	server, self, busy time.Duration
+	start              time.Time
+}
+
+// cpuUse is what a cpuMeter measured: server and client CPU time, and the
+// share of the machine's CPU capacity that other processes took.
+type cpuUse struct {
+	server, client time.Duration
+	foreign        float64
+}
+
+func startCPU(pid int) (*cpuMeter, error) {
+	m := &cpuMeter{pid: strconv.Itoa(pid), start: time.Now()}
+	var err error
+	if m.server, err = procCPU(m.pid); err != nil {
+		return nil, err
+	}
+	if m.self, err = procCPU("self"); err != nil {
+		return nil, err
+	}
+	if m.busy, err = machineBusy(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *cpuMeter) stop() (cpuUse, error) {
+	wall := time.Since(m.start)
+	server, err := procCPU(m.pid)
+	if err != nil {
+		return cpuUse{}, err
+	}
+	self, err := procCPU("self")
+	if err != nil {
+		return cpuUse{}, err
+	}
+	busy, err := machineBusy()
+	if err != nil {
+		return cpuUse{}, err
+	}
+	u := cpuUse{server: server - m.server, client: self - m.self}
+	other := busy - m.busy - u.server - u.client
+	u.foreign = max(0, float64(other)/(float64(wall)*float64(runtime.NumCPU())))
+	return u, nil
+}
