@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vigil-obs/vigil/internal/sim"
+	"github.com/vigil-obs/vigil/internal/topology"
+)
+
+// TestSimulateList prints one scenario name per line.
+func TestSimulateList(t *testing.T) {
+	r := runVigil(t, "", "simulate", "--list")
+	require.NoError(t, r.err, r.stderr)
+	require.Empty(t, r.stderr)
+	require.Equal(t, strings.Join(sim.ScenarioNames(), "\n")+"\n", r.stdout)
+	require.Contains(t, r.stdout, "\nnvlink_degraded/subtle\n")
+}
+
+// TestSimulateUsage: bad input is exit 2 with one line.
+func TestSimulateUsage(t *testing.T) {
+	dir := t.TempDir()
+	requireUsage(t, runVigil(t, "", "simulate", "--scenario", "bogus", "--out", dir), `unknown scenario "bogus"`)
+	requireUsage(t, runVigil(t, "", "simulate", "--scenario", "bogus", "--out", dir), "vigil simulate --list")
+	requireUsage(t, runVigil(t, "", "simulate", "--scenario", "healthy"), "--out DIR is required")
+	requireUsage(t, runVigil(t, "", "simulate", "--out", dir), "--scenario NAME is required")
+	requireUsage(t, runVigil(t, "", "simulate", "--list", "--scenario", "healthy"), "exclude each other")
+	requireUsage(t, runVigil(t, "", "simulate", "--scenario", "healthy", "--out", dir, "--start", "yesterday"), "--start")
+	requireUsage(t, runVigil(t, "", "simulate", "--scenario", "healthy", "--out", dir, "--gpu-model", "V100"), `unknown GPU model "V100"`)
+	requireUsage(t, runVigil(t, "", "simulate", "--scenario", "healthy", "--out", dir, "--duration", "-1h"), "duration")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing is written on bad input")
+}
+
+// TestSimulateWrites writes metrics.om, truth.json and decoys.json, the
+// same bytes for the same flags, and the metrics read back as a cluster.
+func TestSimulateWrites(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"simulate", "--scenario", "nvlink_degraded", "--seed", "4", "--duration", "4m", "--start", "2026-11-12T02:00:00Z", "--out", dir}
+	r := runVigil(t, "", args...)
+	require.NoError(t, r.err, r.stderr)
+	require.Equal(t, "vigil: note: request-path traces and logs (traces.otlp.json, logs.otlp.json) are not simulated yet: only metrics\n", r.stderr)
+	require.Contains(t, r.stdout, "simulated nvlink_degraded (seed 4) from 2026-11-12T02:00:00Z to 2026-11-12T02:04:00Z: 1 fault(s)")
+	om, err := os.ReadFile(filepath.Join(dir, "metrics.om"))
+	require.NoError(t, err)
+	require.True(t, strings.HasSuffix(string(om), "\n# EOF\n"))
+
+	var truth []map[string]any
+	raw, err := os.ReadFile(filepath.Join(dir, "truth.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &truth))
+	require.Len(t, truth, 1)
+	require.Equal(t, "nvlink_degraded", truth[0]["kind"])
+	require.Contains(t, truth[0]["entity"], "node")
+	require.Regexp(t, `^2026-11-12T02:0[0-4]:\d\dZ$`, truth[0]["onset"])
+	require.InDelta(t, 0.99, truth[0]["severity"], 1e-9)
+
+	// Again, with --json: the same bytes, one object.
+	r = runVigil(t, "", append(args, "--json")...)
+	require.NoError(t, r.err, r.stderr)
+	again, err := os.ReadFile(filepath.Join(dir, "metrics.om"))
+	require.NoError(t, err)
+	require.Equal(t, om, again)
+	rep := decodeOne[simulateReport](t, r.stdout)
+	require.Equal(t, "nvlink_degraded", rep.Scenario)
+	require.Len(t, rep.Files, 3)
+	require.Len(t, rep.Decoys, 6)
+
+	// A healthy run lists no fault: an empty list, not null.
+	hdir := t.TempDir()
+	r = runVigil(t, "", "simulate", "--scenario", "healthy", "--duration", "2m", "--out", hdir)
+	require.NoError(t, r.err, r.stderr)
+	raw, err = os.ReadFile(filepath.Join(hdir, "truth.json"))
+	require.NoError(t, err)
+	require.Equal(t, "[]\n", string(raw))
+
+	// Vigil reads the simulated cluster back.
+	r = runVigil(t, "", "topology", "--input", filepath.Join(dir, "metrics.om"), "--json")
+	require.NoError(t, r.err, r.stderr)
+	topo := decodeOne[topology.Topology](t, r.stdout)
+	require.Len(t, topo.Nodes, 10)
+}

@@ -1,0 +1,56 @@
+// Package sim owns the cluster simulator: a deterministic model of a GPU
+// Kubernetes cluster — by default 10 nodes of 8 H100s, an 8-node
+// synchronous training job (a PyTorchJob, pods llm-pretrain-worker-N in
+// ml-train), a vLLM deployment of 4 tensor-parallel replicas in inference,
+// and a research notebook holding one GPU — that emits the telemetry such a
+// cluster emits, in the real vocabularies with their quirks, and injects
+// faults with their ground truth.
+//
+// What it emits, through the names and label sets of internal/catalog:
+//
+//   - dcgm-exporter every 30 s: utilization, profiling ratios (SM, tensor,
+//     DRAM), power, temperatures, clocks, framebuffer, NVLink bandwidth as
+//     the MiB/s gauge it is (typed counter in some runs, as exporters did
+//     until 2026), the sticky XID gauge, clock-event reasons, ECC and row
+//     remap counts, PCIe replays and link, energy and violation counters;
+//     Hostname or hostname, and --use-old-namespace's labels, by seed.
+//   - kube-state-metrics, node-exporter (CPU, memory, pressure, network,
+//     disk, InfiniBand; instance an IP:port or a name:port by seed), vLLM v1
+//     (queues, KV cache, tokens, and its histograms with vLLM's own bucket
+//     boundaries) every 15 s, and Prometheus's up for every target.
+//
+// What the model gets right, because diagnosis depends on it: the training
+// job is synchronous (the slowest rank sets every rank's pace, and a rank's
+// trouble shows in its peers one DCGM interval later); an NCCL hang keeps
+// GPU_UTIL near 100% while tensor activity, power and NVLink traffic
+// collapse; checkpoints make every rank dip at once; counters reset when a
+// process or a node restarts; a dead target's series vanish and up goes 0;
+// inference traffic is diurnal with noise. Every run, healthy or faulty,
+// holds the same benign decoys (Decoy): a warm GPU inside its limits, one
+// correctable row remap (XID 63), a PCIe replay blip, a brief traffic
+// spike, an XID left from days ago and an OOMKilled reason from an old
+// restart.
+//
+// Faults (Scenario, FaultSpec, Fault): the scenario names are the cause
+// kinds of DESIGN.md, healthy, KIND/VARIANT and KIND+KIND; every kind has a
+// subtle variant whose effect is within 3× the healthy peers' spread.
+// ScenarioNames lists them; ParseScenario reads a name; DemoScenario is
+// NVLink degradation on gpu-node-06.
+//
+// Entry points: New checks a Config and a Scenario; Simulator.WriteOpenMetrics
+// writes a run as OpenMetrics text (what promtool's backfill and `vigil
+// import` read); Simulator.Run appends a run into any storage.AppendableV2
+// one scrape round per commit, moving an injected Clock and calling back
+// after each round, so that `vigil demo`, `vigil eval` and tests drive the
+// engine in accelerated time. Simulator.Truth and Simulator.Decoys give
+// the ground truth.
+//
+// Determinism: time is never read (Config.Start defaults to a fixed date)
+// and every concern draws from its own seeded math/rand/v2 stream, so the
+// same Config and Scenario give byte-identical output, and a faulty run
+// shares every draw with the healthy run of its seed except what the fault
+// touches.
+//
+// It does not simulate the request path (OTLP traces and logs): that is
+// internal/sim/reqpath. It does not diagnose anything.
+package sim

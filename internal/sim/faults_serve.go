@@ -1,0 +1,130 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"time"
+)
+
+// buildCapacity floods the vLLM deployment: over three minutes the offered
+// load climbs to 1.5 times what the replicas complete, queues grow and time
+// to first token climbs. Subtle: it climbs to 85% of capacity, where
+// time to first token starts to rise.
+func buildCapacity(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
+	s, cfg := b.w.c.serve, b.w.cfg
+	to := 1.5
+	if spec.Variant == Subtle {
+		to = 0.85
+	}
+	f := &activeFault{truth: Fault{
+		Entity:   map[string]string{"namespace": InferenceNamespace, "workload": s.name},
+		Severity: clamp(to-0.5, 0, 1),
+		Summary:  fmt.Sprintf("requests to %s climb to %.0f%% of what its replicas serve", s.name, 100*to),
+	}}
+	capacity := replicaCapacity * float64(len(s.replicas))
+	f.apply = func(w *world, since time.Duration) {
+		base := cfg.PeakRequestRate * diurnal(w.at(w.k))
+		mul := to * capacity / base
+		s.trafficMul *= 1 + (mul-1)*ramp(since, 3*time.Minute)
+	}
+	return f, nil
+}
+
+// buildKVCache fills one replica's KV cache with long contexts: it preempts,
+// completes fewer requests and its queue grows. Subtle: its cache sits 2.5
+// spreads above its peers'.
+func buildKVCache(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
+	r, err := b.replica(spec)
+	if err != nil {
+		return nil, err
+	}
+	extra := 0.985
+	f := &activeFault{truth: Fault{Entity: podEntity(r.pod), Severity: 0.7,
+		Summary: fmt.Sprintf("long contexts fill the KV cache of %s: it preempts and its queue grows", r.pod.name)}}
+	if spec.Variant == Subtle {
+		extra = 0.075
+		f.truth.Severity = extra
+		f.truth.Summary = fmt.Sprintf("long contexts hold %.0f%% more of the KV cache of %s", 100*extra, r.pod.name)
+	}
+	f.apply = func(_ *world, since time.Duration) {
+		r.kvExtra = max(r.kvExtra, extra*ramp(since, 5*time.Minute))
+	}
+	return f, nil
+}
+
+// buildGPUIdle leaves the research notebook's GPU idle while the notebook
+// holds it. Subtle: a polling loop keeps GPU_UTIL at a few percent while
+// nothing is computed.
+func buildGPUIdle(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
+	p := b.w.c.notebook
+	f := &activeFault{truth: Fault{Entity: podEntity(p), Severity: 1,
+		Summary: fmt.Sprintf("%s/%s holds a GPU and leaves it idle", p.namespace, p.name)}}
+	poll := spec.Variant == Subtle
+	if poll {
+		f.truth.Severity = 0.95
+		f.truth.Summary = fmt.Sprintf("%s/%s holds a GPU that only polls: a few percent GPU_UTIL, no tensor work", p.namespace, p.name)
+	}
+	f.apply = func(w *world, _ time.Duration) {
+		w.notebook.idle, w.notebook.poll = true, poll
+	}
+	return f, nil
+}
+
+// oomReloadFor is how long a restarted vLLM server takes to load its model
+// before it answers again.
+const oomReloadFor = 100 * time.Second
+
+// buildOOMKilled has the kernel kill one vLLM replica for memory: its
+// container restarts (kube-state-metrics: restarts + 1, last terminated
+// reason OOMKilled, now), its server is gone while it reloads the model (up
+// 0, its series vanish), its counters restart from zero and its peers take
+// its traffic. Subtle: the server is back in 20 seconds.
+func buildOOMKilled(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
+	r, err := b.replica(spec)
+	if err != nil {
+		return nil, err
+	}
+	reload := oomReloadFor
+	f := &activeFault{truth: Fault{Entity: podEntity(r.pod), Severity: 0.6,
+		Summary: fmt.Sprintf("%s is OOMKilled and restarts; it serves nothing while it reloads its model", r.pod.name)}}
+	if spec.Variant == Subtle {
+		reload = 20 * time.Second
+		f.truth.Severity = 0.1
+		f.truth.Summary = fmt.Sprintf("%s is OOMKilled and is back within 20s", r.pod.name)
+	}
+	var at time.Time
+	kill := once(func() {
+		r.pod.st.restarts++
+		r.pod.st.lastReason, r.pod.st.lastTerminated = "OOMKilled", at
+		r.restart()
+	})
+	f.apply = func(w *world, since time.Duration) {
+		at = w.at(w.k)
+		kill()
+		r.pod.st.ready = since >= reload
+	}
+	return f, nil
+}
+
+// replica picks a vLLM replica: one on the pinned node, or on a node no
+// other fault uses.
+func (b *faultBuilder) replica(spec FaultSpec) (*replica, error) {
+	reps := b.w.c.serve.replicas
+	var nodes []*node
+	for _, r := range reps {
+		if !slices.Contains(nodes, r.pod.node) {
+			nodes = append(nodes, r.pod.node)
+		}
+	}
+	n, err := b.node(spec, nodes)
+	if err != nil {
+		return nil, err
+	}
+	var on []*replica
+	for _, r := range reps {
+		if r.pod.node == n {
+			on = append(on, r)
+		}
+	}
+	return on[b.r.IntN(len(on))], nil
+}

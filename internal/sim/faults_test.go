@@ -1,0 +1,428 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
+)
+
+// peers selects the training job's GPUs off node.
+func peers(metric, node string) string {
+	return fmt.Sprintf(`%s{namespace=%q,Hostname!=%q}`, metric, TrainingNamespace, node)
+}
+
+// onGPU selects one GPU's series.
+func onGPU(metric string, e map[string]string) string {
+	return fmt.Sprintf(`%s{Hostname=%q,gpu=%q}`, metric, e["node"], e["gpu"])
+}
+
+// requireHang checks the NCCL-hang signature on the job's GPUs off node at
+// at: GPU_UTIL stays near 100% while tensor activity and power collapse.
+func requireHang(t *testing.T, r *run, node string, at time.Time) {
+	t.Helper()
+	require.Greater(t, r.value(t, "avg("+peers("DCGM_FI_DEV_GPU_UTIL", node)+")", at), 95.0, "GPU_UTIL stays high")
+	require.Less(t, r.value(t, "avg("+peers("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", node)+")", at), 0.01, "tensor activity collapses")
+	require.Less(t, r.value(t, "avg("+peers("DCGM_FI_DEV_POWER_USAGE", node)+")", at), 0.3*r.sim.c().spec.TDP, "power collapses")
+	require.Less(t, r.value(t, "avg("+peers("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", node)+")", at), 500.0, "NVLink traffic collapses")
+}
+
+// requireRuns checks that the job still trains at at: peers' tensor
+// activity is within a tenth of healthy.
+func requireRuns(t *testing.T, r *run, node string, at time.Time) {
+	t.Helper()
+	require.InDelta(t, 0.575, r.value(t, "avg("+peers("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", node)+")", at), 0.06)
+}
+
+// requireSlowed checks that the job's peers wait: their tensor activity
+// drops by more than a tenth.
+func requireSlowed(t *testing.T, r *run, node string, at time.Time) {
+	t.Helper()
+	require.Less(t, r.value(t, "avg("+peers("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", node)+")", at), 0.52)
+}
+
+// xidOf is a GPU's sticky XID at at.
+func xidOf(t *testing.T, r *run, e map[string]string, at time.Time) float64 {
+	return r.value(t, onGPU("DCGM_FI_DEV_XID_ERRORS", e), at)
+}
+
+// TestFaultSignatures runs every fault kind and variant and checks that
+// its signature is in the data, as Vigil would read it.
+func TestFaultSignatures(t *testing.T) {
+	checks := map[string]func(t *testing.T, r *run, f Fault){
+		"nvlink_degraded":        checkNVLink,
+		"nvlink_degraded/node":   checkNVLink,
+		"nvlink_degraded/no_xid": checkNVLink,
+		"nvlink_degraded/subtle": func(t *testing.T, r *run, f Fault) {
+			requireSubtle(t, r, f, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", -1)
+			requireRuns(t, r, f.Entity["node"], r.end())
+			require.Equal(t, 0.0, r.value(t, `count(DCGM_FI_DEV_XID_ERRORS == 74) or vector(0)`, r.end()))
+		},
+		"gpu_xid_error":     checkXID(119),
+		"gpu_xid_error/109": checkXID(109),
+		"gpu_xid_error/subtle": func(t *testing.T, r *run, f Fault) {
+			require.Equal(t, 119.0, xidOf(t, r, f.Entity, r.end()))
+			requireRuns(t, r, f.Entity["node"], r.end())
+		},
+		"gpu_lost":             checkGPULost,
+		"gpu_lost/subtle":      checkGPULost,
+		"gpu_thermal_throttle": checkThermal,
+		"gpu_thermal_throttle/subtle": func(t *testing.T, r *run, f Fault) {
+			requireSubtle(t, r, f, "DCGM_FI_DEV_SM_CLOCK", -1)
+			reasons := onGPU("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", f.Entity)
+			require.Equal(t, 32.0, r.value(t, `max_over_time(`+reasons+`[5m])`, r.end()), "sw_thermal now and then")
+			require.Less(t, r.value(t, onGPU("DCGM_FI_DEV_GPU_TEMP", f.Entity), r.end()), r.sim.c().spec.SlowdownTemp)
+		},
+		"gpu_power_throttle":      checkPower,
+		"gpu_power_throttle/node": checkPower,
+		"gpu_power_throttle/subtle": func(t *testing.T, r *run, f Fault) {
+			requireSubtle(t, r, f, "DCGM_FI_DEV_POWER_USAGE", -1)
+			requireRuns(t, r, f.Entity["node"], r.end())
+		},
+		"gpu_memory_errors":    checkMemory(48),
+		"gpu_memory_errors/94": checkMemory(94),
+		"gpu_memory_errors/95": checkMemory(95),
+		"gpu_memory_errors/subtle": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			require.Greater(t, r.value(t, `increase(`+onGPU("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", f.Entity)+`[6m])`, at), 3.0)
+			require.GreaterOrEqual(t, r.value(t, onGPU("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", f.Entity), at), 1.0)
+			require.Equal(t, 0.0, r.value(t, onGPU("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", f.Entity), at))
+			requireRuns(t, r, f.Entity["node"], at)
+		},
+		"pcie_degraded": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			require.Equal(t, 8.0, r.value(t, onGPU("DCGM_FI_DEV_PCIE_LINK_WIDTH", f.Entity), at))
+			require.Equal(t, 16.0, r.value(t, onGPU("DCGM_FI_DEV_PCIE_LINK_WIDTH", f.Entity), f.Onset.Add(-time.Minute)))
+			require.Greater(t, r.value(t, `increase(`+onGPU("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", f.Entity)+`[5m])`, at), 500.0)
+			require.Less(t, r.value(t, onGPU("DCGM_FI_PROF_PCIE_RX_BYTES", f.Entity), at), 0.6*r.value(t, `avg(`+peers("DCGM_FI_PROF_PCIE_RX_BYTES", f.Entity["node"])+`)`, at))
+		},
+		"pcie_degraded/subtle": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			n := r.value(t, `increase(`+onGPU("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", f.Entity)+`[6m])`, at)
+			require.Greater(t, n, 4.0)
+			require.Less(t, n, 60.0)
+			require.Equal(t, 16.0, r.value(t, onGPU("DCGM_FI_DEV_PCIE_LINK_WIDTH", f.Entity), at))
+		},
+		"node_down":        checkNodeDown,
+		"node_down/reboot": checkNodeReboot,
+		"node_down/subtle": func(t *testing.T, r *run, f Fault) {
+			n := f.Entity["node"]
+			require.Equal(t, 0.0, r.value(t, fmt.Sprintf(`up{instance=%q}`, n+":9100"), f.Onset.Add(30*time.Second)))
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`up{instance=%q}`, n+":9100"), r.end()))
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="Ready",status="unknown"}`, n), f.Onset.Add(time.Minute)))
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="Ready",status="true"}`, n), r.end()))
+			requireRuns(t, r, n, r.end())
+		},
+		"straggler": func(t *testing.T, r *run, f Fault) {
+			n, at := f.Entity["node"], r.end()
+			requireSlowed(t, r, n, at)
+			byNode := r.instant(t, `avg by (Hostname) (DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{namespace="ml-train"})`, at, "Hostname")
+			for k, v := range byNode {
+				if k != n {
+					require.Greater(t, byNode[n], v, "the slow rank is the busiest")
+				}
+			}
+			require.Equal(t, 0.0, r.value(t, `max(DCGM_FI_DEV_CLOCKS_EVENT_REASONS{namespace="ml-train"})`, at), "no hardware reason")
+		},
+		"straggler/subtle": func(t *testing.T, r *run, f Fault) {
+			requireSubtle(t, r, f, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", +1)
+		},
+		"exporter_down": func(t *testing.T, r *run, f Fault) {
+			n, at := f.Entity["node"], r.end()
+			ip := r.value(t, fmt.Sprintf(`count(kube_node_info{node=%q})`, n), at)
+			require.Equal(t, 1.0, ip)
+			require.Equal(t, 1.0, r.value(t, `count(up{job="nvidia-dcgm-exporter"} == 0)`, at))
+			require.True(t, r.empty(t, fmt.Sprintf(`DCGM_FI_DEV_GPU_TEMP{Hostname=%q}`, n), at), "its series vanish")
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`up{instance=%q}`, n+":9100"), at), "the node is up")
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="Ready",status="true"}`, n), at))
+			requireRuns(t, r, n, at)
+		},
+		"exporter_down/subtle": func(t *testing.T, r *run, f Fault) {
+			n, at := f.Entity["node"], r.end()
+			require.Equal(t, 7.0, r.value(t, fmt.Sprintf(`count(DCGM_FI_DEV_GPU_TEMP{Hostname=%q})`, n), at))
+			require.True(t, r.empty(t, onGPU("DCGM_FI_DEV_GPU_TEMP", f.Entity), at))
+			require.Equal(t, 0.0, r.value(t, `count(up == 0) or vector(0)`, at))
+			requireRuns(t, r, n, at)
+		},
+		"inference_capacity_saturated": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			require.Greater(t, r.value(t, `sum(vllm:num_requests_waiting)`, at), 50.0)
+			before := r.value(t, ttftP95, f.Onset)
+			require.Greater(t, r.value(t, ttftP95, at), 5*before, "time to first token climbs")
+		},
+		"inference_capacity_saturated/subtle": func(t *testing.T, r *run, f Fault) {
+			// Look before the decoy spike, which a nearly saturated
+			// deployment does not absorb.
+			at := r.end()
+			for _, d := range r.sim.Decoys() {
+				if d.Kind == DecoySpike && d.At.After(f.Onset) && d.At.Before(at) {
+					at = d.At.Add(-15 * time.Second)
+				}
+			}
+			require.GreaterOrEqual(t, at.Sub(f.Onset), 4*time.Minute)
+			before := r.value(t, ttftP95, f.Onset)
+			after := r.value(t, ttftP95, at)
+			require.Greater(t, after, 1.2*before)
+			require.Less(t, after, 5*before)
+		},
+		"kv_cache_exhausted": func(t *testing.T, r *run, f Fault) {
+			at, sel := r.end(), fmt.Sprintf(`{pod=%q}`, f.Entity["pod"])
+			require.Greater(t, r.value(t, `vllm:kv_cache_usage_perc`+sel, at), 0.97)
+			require.Greater(t, r.value(t, `increase(vllm:num_preemptions_total`+sel+`[3m])`, at), 10.0)
+			require.Greater(t, r.value(t, `vllm:num_requests_waiting`+sel, at), 20.0)
+			require.Less(t, r.value(t, fmt.Sprintf(`max(vllm:kv_cache_usage_perc{pod!=%q})`, f.Entity["pod"]), at), 0.6)
+		},
+		"kv_cache_exhausted/subtle": func(t *testing.T, r *run, f Fault) {
+			sel := fmt.Sprintf(`{pod=%q}`, f.Entity["pod"])
+			after := r.value(t, `avg_over_time(vllm:kv_cache_usage_perc`+sel+`[5m])`, r.end())
+			before := r.value(t, `avg_over_time(vllm:kv_cache_usage_perc`+sel+`[5m])`, f.Onset)
+			require.InDelta(t, 0.075, after-before, 0.05)
+		},
+		"gpu_idle": func(t *testing.T, r *run, f Fault) {
+			sel := fmt.Sprintf(`{namespace=%q,pod=%q}`, f.Entity["namespace"], f.Entity["pod"])
+			req := fmt.Sprintf(`kube_pod_container_resource_requests{namespace=%q,pod=%q,resource="nvidia_com_gpu"}`, f.Entity["namespace"], f.Entity["pod"])
+			require.Greater(t, r.value(t, `avg_over_time(DCGM_FI_DEV_GPU_UTIL`+sel+`[7m])`, f.Onset), 10.0, "used before")
+			require.Equal(t, 0.0, r.value(t, `max_over_time(DCGM_FI_DEV_GPU_UTIL`+sel+`[6m])`, r.end()), "idle after")
+			require.Greater(t, r.value(t, `DCGM_FI_DEV_FB_USED`+sel, r.end()), 20000.0, "memory held")
+			require.Equal(t, 1.0, r.value(t, req, r.end()), "and requested")
+		},
+		"gpu_idle/subtle": func(t *testing.T, r *run, f Fault) {
+			sel := fmt.Sprintf(`{namespace=%q,pod=%q}`, f.Entity["namespace"], f.Entity["pod"])
+			util := r.value(t, `avg_over_time(DCGM_FI_DEV_GPU_UTIL`+sel+`[6m])`, r.end())
+			require.Greater(t, util, 2.0, "GPU_UTIL says busy")
+			require.Less(t, util, 10.0)
+			require.Less(t, r.value(t, `max_over_time(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`+sel+`[6m])`, r.end()), 0.001, "nothing computed")
+		},
+		"pod_oom_killed":        checkOOM,
+		"pod_oom_killed/subtle": checkOOM,
+	}
+	names := slices.DeleteFunc(ScenarioNames(), func(n string) bool { return n == Healthy || slices.Contains([]rune(n), '+') })
+	for _, name := range names {
+		require.Contains(t, checks, name, "no signature test for %s", name)
+	}
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := simulateRun(t, name, 11, longer[name])
+			f := r.truth(t)
+			require.Equal(t, r.sim.Config().Start.Add(faultAfter), f.Onset)
+			checks[name](t, r, f)
+		})
+	}
+}
+
+// longer are the scenarios whose signature takes longer than faultRun to
+// play out: the job hangs until the NCCL watchdog, then restarts.
+var longer = map[string]time.Duration{"node_down/reboot": 22 * time.Minute}
+
+const ttftP95 = `histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket[2m])))`
+
+// checkNVLink: the faulty node's NVLink bandwidth is the lowest and falls
+// a DCGM interval before its peers'; XID 74 where the variant says.
+func checkNVLink(t *testing.T, r *run, f Fault) {
+	n, at := f.Entity["node"], r.end()
+	byNode := r.series(t, `avg by (Hostname) (DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{namespace="ml-train"})`, r.sim.Config().DCGMInterval, "Hostname")
+	require.Len(t, byNode, 8)
+	before := meanBetween(byNode[n], f.Onset.Add(-5*time.Minute), f.Onset.Add(-time.Second))
+	fell := firstBelow(byNode[n], f.Onset, before/2)
+	require.False(t, fell.IsZero())
+	require.Less(t, fell.Sub(f.Onset), 31*time.Second, "falls within a DCGM interval")
+	end := meanBetween(byNode[n], at.Add(-2*time.Minute), at)
+	for peer, pts := range byNode {
+		if peer == n {
+			continue
+		}
+		pf := firstBelow(pts, f.Onset, before/2)
+		require.False(t, pf.IsZero(), "%s falls too: the job stalls", peer)
+		require.GreaterOrEqual(t, pf.Sub(fell), 30*time.Second, "%s falls after %s", peer, n)
+		require.Less(t, end, 0.5*meanBetween(pts, at.Add(-2*time.Minute), at), "%s is the lowest", n)
+	}
+	xid74 := r.value(t, fmt.Sprintf(`count(DCGM_FI_DEV_XID_ERRORS{Hostname=%q} == 74) or vector(0)`, n), at)
+	switch f.Variant {
+	case "":
+		require.Equal(t, 1.0, xid74)
+		require.Equal(t, 74.0, xidOf(t, r, f.Entity, at))
+		gpu := r.gpuSeries(t, fmt.Sprintf(`DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{Hostname=%q}`, n))
+		for k, pts := range gpu {
+			if k != n+"/"+f.Entity["gpu"] {
+				require.Less(t, meanBetween(gpu[n+"/"+f.Entity["gpu"]], at.Add(-2*time.Minute), at), meanBetween(pts, at.Add(-2*time.Minute), at), "the GPU is the node's lowest")
+			}
+		}
+	case "node":
+		require.Equal(t, 8.0, xid74)
+	case "no_xid":
+		require.Equal(t, 0.0, xid74)
+	}
+	requireSlowed(t, r, n, at)
+}
+
+func checkXID(code float64) func(t *testing.T, r *run, f Fault) {
+	return func(t *testing.T, r *run, f Fault) {
+		require.NotEqual(t, code, xidOf(t, r, f.Entity, f.Onset.Add(-time.Minute)))
+		require.Equal(t, code, xidOf(t, r, f.Entity, f.Onset.Add(30*time.Second)))
+		require.Equal(t, 0.0, r.value(t, fmt.Sprintf(`max(DCGM_FI_DEV_GPU_UTIL{Hostname=%q})`, f.Entity["node"]), r.end()), "the rank stopped")
+		requireHang(t, r, f.Entity["node"], r.end())
+	}
+}
+
+func checkGPULost(t *testing.T, r *run, f Fault) {
+	n, at := f.Entity["node"], r.end()
+	require.Equal(t, 79.0, xidOf(t, r, f.Entity, f.Onset.Add(30*time.Second)))
+	require.True(t, r.empty(t, onGPU("DCGM_FI_DEV_GPU_TEMP", f.Entity), at), "the GPU vanished")
+	require.Equal(t, 7.0, r.value(t, fmt.Sprintf(`count(DCGM_FI_DEV_GPU_TEMP{Hostname=%q})`, n), at))
+	require.Equal(t, 7.0, r.value(t, fmt.Sprintf(`kube_node_status_allocatable{node=%q,resource="nvidia_com_gpu"}`, n), at))
+	if f.Variant == Subtle {
+		requireRuns(t, r, n, at)
+		return
+	}
+	requireHang(t, r, n, at)
+}
+
+func checkThermal(t *testing.T, r *run, f Fault) {
+	at, sp := r.end(), r.sim.c().spec
+	require.GreaterOrEqual(t, r.value(t, onGPU("DCGM_FI_DEV_GPU_TEMP", f.Entity), at), sp.SlowdownTemp)
+	reasons := uint64(r.value(t, onGPU("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", f.Entity), at))
+	require.NotZero(t, reasons&uint64(catalog.ClockSWThermal))
+	clock := r.value(t, onGPU("DCGM_FI_DEV_SM_CLOCK", f.Entity), at)
+	require.Less(t, clock, 0.9*r.value(t, `quantile(0.5, `+peers("DCGM_FI_DEV_SM_CLOCK", f.Entity["node"])+`)`, at))
+	require.Greater(t, r.value(t, `increase(`+onGPU("DCGM_FI_DEV_THERMAL_VIOLATION", f.Entity)+`[3m])`, at), 3e10)
+	requireSlowed(t, r, f.Entity["node"], at)
+}
+
+func checkPower(t *testing.T, r *run, f Fault) {
+	at, sp := r.end(), r.sim.c().spec
+	sel := fmt.Sprintf(`{Hostname=%q}`, f.Entity["node"])
+	if g := f.Entity["gpu"]; g != "" {
+		sel = fmt.Sprintf(`{Hostname=%q,gpu=%q}`, f.Entity["node"], g)
+	}
+	want := 1.0
+	if f.Variant == "node" {
+		want = 8
+	}
+	require.Equal(t, want, r.value(t, `count(DCGM_FI_DEV_POWER_USAGE`+sel+` < `+fmt.Sprint(0.52*sp.TDP)+`)`, at))
+	require.Equal(t, want, r.value(t, `count(DCGM_FI_DEV_CLOCKS_EVENT_REASONS`+sel+` >= 128)`, at), "power brake")
+	require.Greater(t, r.value(t, `min(increase(DCGM_FI_DEV_POWER_VIOLATION`+sel+`[3m]))`, at), 1e11)
+	requireSlowed(t, r, f.Entity["node"], at)
+}
+
+func checkMemory(code float64) func(t *testing.T, r *run, f Fault) {
+	return func(t *testing.T, r *run, f Fault) {
+		at := r.end()
+		require.Equal(t, code, xidOf(t, r, f.Entity, at))
+		dbe := onGPU("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", f.Entity)
+		require.Equal(t, 2.0, r.value(t, dbe, at)-r.value(t, dbe, f.Onset.Add(-time.Minute)))
+		require.Equal(t, 1.0, r.value(t, onGPU("DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", f.Entity), at))
+		requireHang(t, r, f.Entity["node"], at)
+	}
+}
+
+func checkNodeDown(t *testing.T, r *run, f Fault) {
+	n, at := f.Entity["node"], r.end()
+	require.Equal(t, 0.0, r.value(t, fmt.Sprintf(`up{instance=%q}`, n+":9100"), at))
+	require.Equal(t, 2.0, r.value(t, `count(up == 0)`, at), "dcgm-exporter and node-exporter")
+	require.True(t, r.empty(t, fmt.Sprintf(`DCGM_FI_DEV_GPU_TEMP{Hostname=%q}`, n), at), "its series vanish")
+	require.True(t, r.empty(t, fmt.Sprintf(`node_load1{instance=%q}`, n+":9100"), at))
+	require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="Ready",status="unknown"}`, n), at))
+	require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="Ready",status="true"}`, n), f.Onset.Add(30*time.Second)), "within the grace period")
+	requireHang(t, r, n, at)
+}
+
+func checkNodeReboot(t *testing.T, r *run, f Fault) {
+	n, at := f.Entity["node"], r.end()
+	back := f.Onset.Add(nodeRebootFor)
+	require.Equal(t, 0.0, r.value(t, fmt.Sprintf(`up{instance=%q}`, n+":9100"), back.Add(-time.Minute)))
+	require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`up{instance=%q}`, n+":9100"), at))
+	// Counters restart from zero.
+	require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`max(resets(node_cpu_seconds_total{instance=%q}[22m]))`, n+":9100"), at))
+	require.Equal(t, 8.0, r.value(t, fmt.Sprintf(`count(resets(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{Hostname=%q}[22m]) == 1)`, n), at))
+	// Every rank's container restarted: the rebooted one when its node
+	// came back, the others when the NCCL watchdog killed them.
+	require.Equal(t, 8.0, r.value(t, `count(changes(kube_pod_container_status_restarts_total{namespace="ml-train"}[22m]) == 1)`, at))
+	// The job hangs until the watchdog, then restarts: loading, then
+	// training again.
+	requireHang(t, r, n, back.Add(time.Minute))
+	require.Less(t, r.value(t, "avg("+peers("DCGM_FI_DEV_GPU_UTIL", n)+")", f.Onset.Add(ncclTimeout+time.Minute)), 40.0)
+	requireRuns(t, r, n, at)
+}
+
+func checkOOM(t *testing.T, r *run, f Fault) {
+	at, sel := r.end(), fmt.Sprintf(`{pod=%q}`, f.Entity["pod"])
+	restarts := `kube_pod_container_status_restarts_total` + sel
+	require.Equal(t, 1.0, r.value(t, restarts, at)-r.value(t, restarts, f.Onset.Add(-time.Minute)))
+	require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_pod_container_status_last_terminated_reason{pod=%q,reason="OOMKilled"}`, f.Entity["pod"]), at))
+	require.Equal(t, float64(f.Onset.Unix()), r.value(t, `kube_pod_container_status_last_terminated_timestamp`+sel, at))
+	require.Equal(t, 0.0, r.value(t, `up`+sel, f.Onset.Add(15*time.Second)), "the server is gone")
+	require.Equal(t, 1.0, r.value(t, `up`+sel, at))
+	require.Equal(t, 1.0, r.value(t, `resets(vllm:prompt_tokens_total`+sel+`[14m])`, at), "its counters restart from zero")
+}
+
+// requireSubtle checks a subtle variant: over the last five minutes, the
+// faulty GPU's (or node's) reading is off its peers' median in direction
+// sign by more than one and at most three of the healthy peers' spreads.
+func requireSubtle(t *testing.T, r *run, f Fault, metric string, sign float64) {
+	t.Helper()
+	pts := r.gpuSeries(t, metric+`{namespace="ml-train"}`)
+	from, to := r.end().Add(-5*time.Minute), r.end()
+	faulty := func(k string) bool {
+		node, gpu, _ := cut(k)
+		return node == f.Entity["node"] && (f.Entity["gpu"] == "" || gpu == f.Entity["gpu"])
+	}
+	var shift, spread []float64
+	for i := range pts[keys(pts)[0]] {
+		ts := pts[keys(pts)[0]][i].T
+		if ts < from.UnixMilli() || ts > to.UnixMilli() {
+			continue
+		}
+		var peer []float64
+		var bad float64
+		for k, p := range pts {
+			if i >= len(p) {
+				continue
+			}
+			if faulty(k) {
+				bad = p[i].F
+			} else if _, _, ok := cut(k); ok {
+				node, _, _ := cut(k)
+				if node != f.Entity["node"] {
+					peer = append(peer, p[i].F)
+				}
+			}
+		}
+		slices.Sort(peer)
+		med := peer[len(peer)/2]
+		shift = append(shift, sign*(bad-med))
+		for _, v := range peer {
+			spread = append(spread, v-med)
+		}
+	}
+	mean := func(v []float64) float64 {
+		s := 0.0
+		for _, x := range v {
+			s += x
+		}
+		return s / float64(len(v))
+	}
+	sd := 0.0
+	for _, v := range spread {
+		sd += v * v
+	}
+	sd = math.Sqrt(sd / float64(len(spread)))
+	ratio := mean(shift) / sd
+	t.Logf("%s: shift %.4g, peers' spread %.4g: %.2f spreads", metric, mean(shift), sd, ratio)
+	require.Greater(t, ratio, 0.8, "the subtle effect is there")
+	require.LessOrEqual(t, ratio, 3.0, "and within 3× the peers' spread")
+}
+
+func cut(k string) (node, gpu string, ok bool) {
+	for i := len(k) - 1; i >= 0; i-- {
+		if k[i] == '/' {
+			return k[:i], k[i+1:], true
+		}
+	}
+	return k, "", false
+}

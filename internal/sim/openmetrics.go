@@ -1,0 +1,93 @@
+package sim
+
+import (
+	"bufio"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// writeOpenMetrics writes every recorded sample as OpenMetrics text: one
+// block per family (# HELP, # TYPE, then each series' samples in time
+// order, timestamps in seconds), ending in # EOF. Families and series come
+// in the order the run made them, so the bytes depend only on the run.
+func writeOpenMetrics(w io.Writer, reg *registry) error {
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var buf []byte
+	for _, f := range reg.fams {
+		if !hasSamples(f) {
+			continue
+		}
+		buf = append(buf[:0], "# HELP "...)
+		buf = append(buf, f.name...)
+		buf = append(buf, ' ')
+		buf = append(buf, escapeHelp(f.help)...)
+		buf = append(buf, "\n# TYPE "...)
+		buf = append(buf, f.name...)
+		buf = append(buf, ' ')
+		buf = append(buf, f.typ...)
+		buf = append(buf, '\n')
+		if _, err := bw.Write(buf); err != nil {
+			return err
+		}
+		for _, s := range f.series {
+			for _, p := range s.samples {
+				buf = append(buf[:0], s.text...)
+				buf = append(buf, ' ')
+				buf = appendValue(buf, p.v)
+				buf = append(buf, ' ')
+				buf = appendSeconds(buf, p.t)
+				buf = append(buf, '\n')
+				if _, err := bw.Write(buf); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if _, err := bw.WriteString("# EOF\n"); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+func hasSamples(f *family) bool {
+	for _, s := range f.series {
+		if len(s.samples) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
+
+func escapeHelp(s string) string { return helpEscaper.Replace(s) }
+
+// appendValue formats a sample value the way exporters print it: whole
+// numbers without a fraction, others in the shortest form.
+func appendValue(b []byte, v float64) []byte {
+	switch {
+	case math.IsNaN(v):
+		return append(b, "NaN"...)
+	case math.IsInf(v, 1):
+		return append(b, "+Inf"...)
+	case math.IsInf(v, -1):
+		return append(b, "-Inf"...)
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return strconv.AppendInt(b, int64(v), 10)
+	case math.Abs(v) >= 1e-4 && math.Abs(v) < 1e15:
+		return strconv.AppendFloat(b, v, 'f', -1, 64)
+	}
+	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+// appendSeconds formats a millisecond timestamp in seconds.
+func appendSeconds(b []byte, ms int64) []byte {
+	b = strconv.AppendInt(b, ms/1000, 10)
+	if r := ms % 1000; r != 0 {
+		b = append(b, '.')
+		b = append(b, byte('0'+r/100), byte('0'+r/10%10), byte('0'+r%10))
+	}
+	return b
+}
