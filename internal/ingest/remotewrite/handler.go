@@ -79,6 +79,8 @@ type Handler struct {
 	// newSeries serialises the admission of new series near the
 	// active-series limit.
 	newSeries sync.Mutex
+	// bufs holds the buffers of request bodies between requests.
+	bufs bufferPool
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -147,7 +149,8 @@ func (h *Handler) reject(w http.ResponseWriter, code int, reason, msg string) {
 	http.Error(w, msg, code)
 }
 
-// decode reads the body within the size limits and snappy-decodes it.
+// decode reads the body within the size limits and snappy-decodes it into
+// a pooled buffer, which next gets as a *decodedBody and must not keep.
 func (h *Handler) decode(next http.Handler) http.Handler {
 	lim := h.opts.Limits
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -160,11 +163,13 @@ func (h *Handler) decode(next http.Handler) http.Handler {
 				fmt.Sprintf("request body of %d bytes is over the limit max_request_body_bytes=%d", r.ContentLength, lim.MaxBodyBytes))
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, lim.MaxBodyBytes+1))
+		compressed, err := h.bufs.readBody(r, lim.MaxBodyBytes)
 		if err != nil {
 			h.reject(w, http.StatusBadRequest, reasonReadBody, "read request body: "+err.Error())
 			return
 		}
+		defer h.bufs.put(compressed)
+		body := *compressed
 		if int64(len(body)) > lim.MaxBodyBytes {
 			h.reject(w, http.StatusRequestEntityTooLarge, reasonBodyTooLarge,
 				fmt.Sprintf("request body is over the limit max_request_body_bytes=%d", lim.MaxBodyBytes))
@@ -180,15 +185,65 @@ func (h *Handler) decode(next http.Handler) http.Handler {
 				fmt.Sprintf("decompressed body of %d bytes is over the limit max_decoded_body_bytes=%d", n, lim.MaxDecodedBytes))
 			return
 		}
-		decoded, err := snappy.Decode(nil, body)
+		buf := h.bufs.get(n)
+		defer h.bufs.put(buf)
+		decoded, err := snappy.Decode(*buf, body)
 		if err != nil {
 			h.reject(w, http.StatusBadRequest, reasonBadSnappy, "body is not snappy block-compressed: "+err.Error())
 			return
 		}
-		r.Body = io.NopCloser(bytes.NewReader(decoded))
+		r.Body = &decodedBody{Reader: bytes.NewReader(decoded), b: decoded}
 		r.Header.Del("Content-Encoding")
 		next.ServeHTTP(w, r)
 	})
+}
+
+// decodedBody is a request body that decode has decompressed already;
+// Store reads b instead of copying it.
+type decodedBody struct {
+	*bytes.Reader
+	b []byte
+}
+
+func (*decodedBody) Close() error { return nil }
+
+// maxPooledBuffer is the largest buffer kept for reuse; bigger requests,
+// rare in practice, get buffers of their own.
+const maxPooledBuffer = 8 << 20
+
+// bufferPool holds request buffers between requests: the protobuf decoders
+// copy what they keep, so a buffer is free again once its request is stored.
+type bufferPool struct{ p sync.Pool }
+
+// get returns a buffer of length n.
+func (bp *bufferPool) get(n int) *[]byte {
+	if b, ok := bp.p.Get().(*[]byte); ok && cap(*b) >= n {
+		*b = (*b)[:n]
+		return b
+	}
+	b := make([]byte, n)
+	return &b
+}
+
+func (bp *bufferPool) put(b *[]byte) {
+	if cap(*b) <= maxPooledBuffer {
+		bp.p.Put(b)
+	}
+}
+
+// readBody reads at most limit+1 bytes of the body, in one read into a
+// pooled buffer when the client declared the length.
+func (bp *bufferPool) readBody(r *http.Request, limit int64) (*[]byte, error) {
+	if r.ContentLength > 0 && r.ContentLength <= limit {
+		buf := bp.get(int(r.ContentLength))
+		if _, err := io.ReadFull(r.Body, *buf); err != nil {
+			bp.put(buf)
+			return nil, err
+		}
+		return buf, nil
+	}
+	b, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	return &b, err
 }
 
 type statusRecorder struct {

@@ -32,10 +32,17 @@ type writeStore struct{ h *Handler }
 // Store decodes the (decompressed) body and appends it.
 func (s *writeStore) Store(r *http.Request, msgType remoteapi.WriteMessageType) (*remoteapi.WriteResponse, error) {
 	wr := remoteapi.NewWriteResponse()
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		wr.SetStatusCode(http.StatusBadRequest)
-		return wr, fmt.Errorf("read request body: %w", err)
+	var (
+		body []byte
+		err  error
+	)
+	if d, ok := r.Body.(*decodedBody); ok {
+		body = d.b
+	} else {
+		if body, err = io.ReadAll(r.Body); err != nil {
+			wr.SetStatusCode(http.StatusBadRequest)
+			return wr, fmt.Errorf("read request body: %w", err)
+		}
 	}
 	w := s.h.newBatch(r)
 	var code int
