@@ -2,11 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -35,11 +35,7 @@ type simulateReport struct {
 	Files    []string    `json:"files"`
 	Faults   []sim.Fault `json:"faults"`
 	Decoys   []sim.Decoy `json:"decoys"`
-	Notes    []string    `json:"notes"`
 }
-
-// notSimulated says what the simulator does not write yet.
-const notSimulated = "request-path traces and logs (traces.otlp.json, logs.otlp.json) are not simulated yet: only metrics"
 
 func newSimulateCmd(e *env) *cobra.Command {
 	var f simulateFlags
@@ -51,9 +47,12 @@ deployment on 10 nodes of 8 GPUs by default — with dcgm-exporter,
 kube-state-metrics, node-exporter and vLLM speaking their real vocabularies,
 inject a scenario's faults, and write:
 
-  DIR/metrics.om    OpenMetrics text (what vigil import and promtool read)
-  DIR/truth.json    the injected faults: kind, entity, onset, severity
-  DIR/decoys.json   the benign events every run holds
+  DIR/metrics.om        OpenMetrics text (what vigil import and promtool read)
+  DIR/traces.otlp.json  the request path's OTLP traces, one export request per
+                        line (the OpenTelemetry Collector's file exporter)
+  DIR/logs.otlp.json    its OTLP logs, the same way
+  DIR/truth.json        the injected faults: kind, entity, onset, severity
+  DIR/decoys.json       the benign events every run holds
 
 Scenarios are healthy, a cause kind (nvlink_degraded), a variant
 (nvlink_degraded/subtle) or two faults at once (KIND+KIND); --list prints the
@@ -113,27 +112,30 @@ func runSimulate(cmd *cobra.Command, e *env, f simulateFlags) error {
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
-	files := []string{filepath.Join(f.out, "metrics.om"), filepath.Join(f.out, "truth.json"), filepath.Join(f.out, "decoys.json")}
-	err = writeAtomic(files[0], func(w io.Writer) error { return s.WriteOpenMetrics(cmd.Context(), w) })
+	name := func(n string) string { return filepath.Join(f.out, n) }
+	files := []string{name("metrics.om"), name("traces.otlp.json"), name("logs.otlp.json"), name("truth.json"), name("decoys.json")}
+	err = writeAtomic(files[:1], func(w []io.Writer) error { return s.WriteOpenMetrics(cmd.Context(), w[0]) })
 	if err == nil {
-		err = writeAtomic(files[1], func(w io.Writer) error { return writeJSON(w, s.Truth()) })
+		err = writeAtomic(files[1:3], func(w []io.Writer) error { return s.WriteRequestPath(w[0], w[1]) })
 	}
 	if err == nil {
-		err = writeAtomic(files[2], func(w io.Writer) error { return writeJSON(w, s.Decoys()) })
+		err = writeAtomic(files[3:4], func(w []io.Writer) error { return writeJSON(w[0], s.Truth()) })
+	}
+	if err == nil {
+		err = writeAtomic(files[4:], func(w []io.Writer) error { return writeJSON(w[0], s.Decoys()) })
 	}
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
 	}
-	fmt.Fprintf(e.stderr, "vigil: note: %s\n", notSimulated)
 	c := s.Config()
 	rep := simulateReport{Scenario: sc.Name, Seed: c.Seed, Start: c.Start, End: c.Start.Add(c.Duration),
-		Files: files, Faults: s.Truth(), Decoys: s.Decoys(), Notes: []string{notSimulated}}
+		Files: files, Faults: s.Truth(), Decoys: s.Decoys()}
 	if f.asJSON {
 		return json.NewEncoder(e.stdout).Encode(rep)
 	}
-	_, err = fmt.Fprintf(e.stdout, "simulated %s (seed %d) from %s to %s: %d fault(s); wrote %s, %s and %s\n",
+	_, err = fmt.Fprintf(e.stdout, "simulated %s (seed %d) from %s to %s: %d fault(s); wrote %s\n",
 		rep.Scenario, rep.Seed, rep.Start.Format(time.RFC3339), rep.End.Format(time.RFC3339), len(rep.Faults),
-		files[0], files[1], files[2])
+		strings.Join(files, ", "))
 	return err
 }
 
@@ -147,24 +149,43 @@ func writeJSON[T any](w io.Writer, v []T) error {
 	return enc.Encode(v)
 }
 
-// writeAtomic writes a file through a temporary file in the same directory,
-// so that a reader never sees half of it.
-func writeAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
+// writeAtomic writes files through temporary files in their directories,
+// renamed into place once all are written, so that a reader never sees half
+// of one.
+func writeAtomic(paths []string, write func([]io.Writer) error) (err error) {
+	var tmps []*os.File
+	defer func() {
+		for _, t := range tmps {
+			t.Close()
+			if err != nil {
+				os.Remove(t.Name())
+			}
+		}
+	}()
+	ws := make([]io.Writer, len(paths))
+	for i, p := range paths {
+		t, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
+		if err != nil {
+			return err
+		}
+		tmps = append(tmps, t)
+		ws[i] = t
 	}
-	if err := write(tmp); err != nil {
-		return errors.Join(fmt.Errorf("write %s: %w", path, err), tmp.Close(), os.Remove(tmp.Name()))
+	if err := write(ws); err != nil {
+		return fmt.Errorf("write %s: %w", strings.Join(paths, ", "), err)
 	}
-	if err := tmp.Close(); err != nil {
-		return errors.Join(fmt.Errorf("write %s: %w", path, err), os.Remove(tmp.Name()))
+	for i, t := range tmps {
+		if err := t.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", paths[i], err)
+		}
+		if err := os.Chmod(t.Name(), 0o644); err != nil {
+			return err
+		}
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return errors.Join(err, os.Remove(tmp.Name()))
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return errors.Join(fmt.Errorf("write %s: %w", path, err), os.Remove(tmp.Name()))
+	for i, t := range tmps {
+		if err := os.Rename(t.Name(), paths[i]); err != nil {
+			return fmt.Errorf("write %s: %w", paths[i], err)
+		}
 	}
 	return nil
 }

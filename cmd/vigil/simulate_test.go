@@ -45,7 +45,7 @@ func TestSimulateWrites(t *testing.T) {
 	args := []string{"simulate", "--scenario", "nvlink_degraded", "--seed", "4", "--duration", "4m", "--start", "2026-11-12T02:00:00Z", "--out", dir}
 	r := runVigil(t, "", args...)
 	require.NoError(t, r.err, r.stderr)
-	require.Equal(t, "vigil: note: request-path traces and logs (traces.otlp.json, logs.otlp.json) are not simulated yet: only metrics\n", r.stderr)
+	require.Empty(t, r.stderr)
 	require.Contains(t, r.stdout, "simulated nvlink_degraded (seed 4) from 2026-11-12T02:00:00Z to 2026-11-12T02:04:00Z: 1 fault(s)")
 	om, err := os.ReadFile(filepath.Join(dir, "metrics.om"))
 	require.NoError(t, err)
@@ -69,7 +69,12 @@ func TestSimulateWrites(t *testing.T) {
 	require.Equal(t, om, again)
 	rep := decodeOne[simulateReport](t, r.stdout)
 	require.Equal(t, "nvlink_degraded", rep.Scenario)
-	require.Len(t, rep.Files, 3)
+	require.Len(t, rep.Files, 5)
+	for _, name := range []string{"traces.otlp.json", "logs.otlp.json"} {
+		raw, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(string(raw), `{"resource`), "%s: %.80s", name, raw)
+	}
 	require.Len(t, rep.Decoys, 6)
 
 	// A healthy run lists no fault: an empty list, not null.

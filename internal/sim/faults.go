@@ -44,6 +44,9 @@ func kindTable() map[string]kindDef {
 		"inference_capacity_saturated": {v(), buildCapacity},
 		"kv_cache_exhausted":           {v(), buildKVCache},
 		"gpu_idle":                     {v(), buildGPUIdle},
+		"dependency_slow":              {v(), buildRequestPath},
+		"tenant_failure":               {v(), buildRequestPath},
+		"bad_rollout":                  {v(), buildRequestPath},
 	}
 }
 

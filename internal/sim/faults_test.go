@@ -198,8 +198,14 @@ func TestFaultSignatures(t *testing.T) {
 			require.Less(t, util, 10.0)
 			require.Less(t, r.value(t, `max_over_time(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`+sel+`[6m])`, r.end()), 0.001, "nothing computed")
 		},
-		"pod_oom_killed":        checkOOM,
-		"pod_oom_killed/subtle": checkOOM,
+		"pod_oom_killed":         checkOOM,
+		"pod_oom_killed/subtle":  checkOOM,
+		"dependency_slow":        checkRequestPath("service"),
+		"dependency_slow/subtle": checkRequestPath("service"),
+		"tenant_failure":         checkRequestPath("tenant"),
+		"tenant_failure/subtle":  checkRequestPath("tenant"),
+		"bad_rollout":            checkRequestPath("version"),
+		"bad_rollout/subtle":     checkRequestPath("version"),
 	}
 	names := slices.DeleteFunc(ScenarioNames(), func(n string) bool { return n == Healthy || slices.Contains([]rune(n), '+') })
 	for _, name := range names {
@@ -425,4 +431,21 @@ func cut(k string) (node, gpu string, ok bool) {
 		}
 	}
 	return k, "", false
+}
+
+// checkRequestPath: a request-path fault names its entity as the request
+// path completes it, reaches the request path with its onset, and leaves
+// the metrics healthy.
+func checkRequestPath(key string) func(t *testing.T, r *run, f Fault) {
+	return func(t *testing.T, r *run, f Fault) {
+		require.NotEmpty(t, f.Entity[key], "%v", f.Entity)
+		rc := r.sim.RequestPath()
+		require.Len(t, rc.Faults, 1)
+		require.Equal(t, f.Kind, rc.Faults[0].Kind)
+		require.Equal(t, f.Onset, rc.Faults[0].Onset)
+		require.Equal(t, f.Subtle, rc.Faults[0].Variant == "subtle")
+		require.Equal(t, f.Entity, rc.WithDefaults().Faults[0].Entity)
+		requireRuns(t, r, "", r.end())
+		require.Equal(t, 0.0, r.value(t, `sum(vllm:num_requests_waiting)`, r.end()))
+	}
 }

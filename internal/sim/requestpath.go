@@ -1,0 +1,106 @@
+package sim
+
+import (
+	"io"
+	"slices"
+	"time"
+
+	"github.com/vigil-obs/vigil/internal/sim/reqpath"
+)
+
+// RequestPathSampleRatio is the share of requests the request path writes
+// (a head sampler's): enough for per-tenant and per-hop statistics, a
+// quarter of the bytes.
+const RequestPathSampleRatio = 0.25
+
+// vllmVersion is the vLLM version the deployment runs.
+const vllmVersion = "v0.11.0"
+
+// requestPathConfig is the request path of a cluster, without faults: the
+// vLLM deployment with its pods and nodes, the tenants, and the diurnal
+// traffic at the deployment's rate.
+func requestPathConfig(cfg Config, c *cluster) reqpath.Config {
+	var pods []reqpath.Pod
+	for _, r := range c.serve.replicas {
+		pods = append(pods, reqpath.Pod{Name: r.pod.name, Node: r.pod.node.name})
+	}
+	return reqpath.Config{
+		Seed:              cfg.Seed,
+		Start:             cfg.Start,
+		Duration:          cfg.Duration,
+		RequestsPerMinute: cfg.PeakRequestRate * 60,
+		Traffic:           diurnal,
+		SampleRatio:       RequestPathSampleRatio,
+		Tenants:           slices.Clone(cfg.Tenants),
+		ModelServers: []reqpath.ModelServer{{
+			Deployment:         reqpath.Deployment{Name: c.serve.name, Namespace: InferenceNamespace, Version: vllmVersion, Pods: pods},
+			Model:              c.serve.model,
+			TimePerOutputToken: time.Duration(baseITL * float64(time.Second)),
+		}},
+	}
+}
+
+// RequestPath returns the request-path config of the run
+// (internal/sim/reqpath): the same vLLM deployment, pods, nodes, tenants
+// and traffic as the metrics, and the scenario's request-path faults with
+// the same onsets.
+func (s *Simulator) RequestPath() reqpath.Config {
+	c := newCluster(s.cfg)
+	rc := requestPathConfig(s.cfg, c)
+	for _, f := range s.truth {
+		if !slices.Contains(reqpath.Kinds(), f.Kind) {
+			continue
+		}
+		rf := reqpath.Fault{Kind: f.Kind, Onset: f.Onset, Entity: cloneMap(f.Entity)}
+		if f.Subtle {
+			rf.Variant = reqpath.VariantSubtle
+		}
+		switch f.Kind {
+		case reqpath.KindInferenceCapacitySaturated:
+			rf.Entity = map[string]string{"service": c.serve.name}
+		case reqpath.KindKVCacheExhausted:
+			// One replica of the deployment preempts.
+			rf.Entity = map[string]string{"service": c.serve.name}
+			rf.Severity = reqpath.DefaultSeverity(f.Kind, rf.Variant) / float64(len(c.serve.replicas))
+		}
+		rc.Faults = append(rc.Faults, rf)
+	}
+	return rc
+}
+
+// WriteRequestPath writes the run's request path as OTLP JSON, one export
+// request per line, as the OpenTelemetry Collector's file exporter does:
+// traces to traces and logs to logs.
+func (s *Simulator) WriteRequestPath(traces, logs io.Writer) error {
+	return reqpath.WriteFiles(s.RequestPath(), traces, logs)
+}
+
+// buildRequestPath makes a fault only the request path shows (the
+// metrics are those of a healthy cluster): its entity and severity are
+// what internal/sim/reqpath gives the kind by default.
+func buildRequestPath(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
+	rc := requestPathConfig(b.w.cfg, b.w.c)
+	f := reqpath.Fault{Kind: spec.Kind, Onset: b.w.cfg.Start}
+	if spec.Variant == Subtle {
+		f.Variant = reqpath.VariantSubtle
+	}
+	rc.Faults = []reqpath.Fault{f}
+	done := rc.WithDefaults().Faults[0]
+	sev := done.Severity
+	summary := ""
+	switch spec.Kind {
+	case reqpath.KindDependencySlow:
+		summary = "the " + done.Entity["service"] + " hop answers " + fmtFactor(sev) + " slower"
+		sev = 1 - 1/sev
+	case reqpath.KindTenantFailure:
+		summary = "requests of " + done.Entity["tenant"] + " fail in the vector DB"
+	case reqpath.KindBadRollout:
+		summary = "version " + done.Entity["version"] + " of " + done.Entity["service"] + " rolls out and fails more requests"
+	}
+	return &activeFault{truth: Fault{Entity: done.Entity, Severity: sev, Summary: summary + " (request path only)"},
+		apply: func(*world, time.Duration) {}}, nil
+}
+
+func fmtFactor(f float64) string {
+	return string(appendValue(nil, round(f, 2))) + "×"
+}
