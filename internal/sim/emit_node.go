@@ -110,7 +110,7 @@ func (e *nodeExporter) scrape(o *scrapeOut) {
 		o.add(e.ibRx[i], h.ibRx[i])
 		o.add(e.ibTx[i], h.ibTx[i])
 		state := 4.0
-		if h.ibDownNow(i) {
+		if e.n.cond.ibDownPort == i+1 {
 			state = 1
 		}
 		o.add(e.ibState[i], state)

@@ -15,13 +15,13 @@ const (
 )
 
 // subtleShift is a subtle variant's effect, in healthy spreads.
-const subtleShift = 2.5
+const subtleShift = 2.0
 
 // buildNVLink degrades NVLink on a training node. Default: GPU N's links
 // fail with XID 74 and the node's NVLink traffic collapses (NCCL's
 // intra-node rings all cross it); node: the NVSwitch fabric fails, XID 74 on
 // every GPU; no_xid: as default without the XID; subtle: one GPU's links
-// run 2.5 spreads slow.
+// run two spreads slow.
 func buildNVLink(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	g, err := b.trainingGPU(spec)
 	if err != nil {
@@ -147,7 +147,7 @@ func healthyTemp(g *gpu, spec GPUSpec) float64 {
 // climbs past the slowdown temperature over four minutes and the GPU
 // throttles, slowing the whole job. Subtle: it settles just under the
 // slowdown temperature and clips its clocks by about 1% (sw_thermal now
-// and then): 2.5 of its peers' spreads.
+// and then): about two of its peers' spreads.
 func buildThermal(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	g, err := b.trainingGPU(spec)
 	if err != nil {
@@ -172,7 +172,7 @@ func buildThermal(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 		return f, nil
 	}
 	f.apply = func(_ *world, since time.Duration) {
-		g.cond.tempAdd += 26 * ramp(since, 4*time.Minute)
+		g.cond.tempAdd += 32 * ramp(since, 4*time.Minute)
 	}
 	return f, nil
 }
@@ -196,8 +196,10 @@ func buildPower(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 		f.truth.Entity = nodeEntity(g.node)
 		f.truth.Summary = fmt.Sprintf("every GPU of %s is held at %.0f W by a power brake", g.node.name, limit)
 	case Subtle:
-		limit = 0.94 * 0.9 * sp.TDP * g.powerScale
-		clock, reasons = 0.97, 0
+		// Two spreads of the peers' draw (about 2.4% of it) under the
+		// nominal draw of a busy GPU.
+		limit = 0.9 * sp.TDP * (1 - subtleShift*0.024)
+		clock, reasons = 0.985, 0
 		f.truth.Severity = 0.03
 		f.truth.Summary = fmt.Sprintf("%s GPU %d is power-capped a few percent under its draw", g.node.name, g.idx)
 	}

@@ -58,7 +58,7 @@ func buildNodeDown(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 }
 
 // buildStraggler slows one rank of the training job with no hardware
-// signal of why: every peer waits for it. Subtle: 2.5 spreads slower.
+// signal of why: every peer waits for it. Subtle: two spreads slower.
 func buildStraggler(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	n, err := b.node(spec, b.trainingNodes())
 	if err != nil {

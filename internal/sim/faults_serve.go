@@ -8,13 +8,13 @@ import (
 
 // buildCapacity floods the vLLM deployment: over three minutes the offered
 // load climbs to 1.5 times what the replicas complete, queues grow and time
-// to first token climbs. Subtle: it climbs to 85% of capacity, where
-// time to first token starts to rise.
+// to first token climbs. Subtle: it climbs to 55% of capacity: no queue,
+// time to first token a few tens of percent up.
 func buildCapacity(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	s, cfg := b.w.c.serve, b.w.cfg
 	to := 1.5
 	if spec.Variant == Subtle {
-		to = 0.85
+		to = 0.55
 	}
 	f := &activeFault{truth: Fault{
 		Entity:   map[string]string{"namespace": InferenceNamespace, "workload": s.name},
@@ -30,8 +30,11 @@ func buildCapacity(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	return f, nil
 }
 
+// kvNoise is the spread of the replicas' KV-cache usage.
+const kvNoise = 0.03
+
 // buildKVCache fills one replica's KV cache with long contexts: it preempts,
-// completes fewer requests and its queue grows. Subtle: its cache sits 2.5
+// completes fewer requests and its queue grows. Subtle: its cache sits two
 // spreads above its peers'.
 func buildKVCache(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	r, err := b.replica(spec)
@@ -42,7 +45,7 @@ func buildKVCache(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	f := &activeFault{truth: Fault{Entity: podEntity(r.pod), Severity: 0.7,
 		Summary: fmt.Sprintf("long contexts fill the KV cache of %s: it preempts and its queue grows", r.pod.name)}}
 	if spec.Variant == Subtle {
-		extra = 0.075
+		extra = subtleShift * kvNoise
 		f.truth.Severity = extra
 		f.truth.Summary = fmt.Sprintf("long contexts hold %.0f%% more of the KV cache of %s", 100*extra, r.pod.name)
 	}

@@ -33,7 +33,6 @@ type hostState struct {
 	baseUser, baseSystem, baseMemUsed  float64
 	baseNetRx, baseNetTx, baseDiskRead float64
 	ibActive                           float64 // share of ibTrainPerHCA in use
-	ibPortDown                         []bool
 	uptimeAtStart                      float64
 }
 
@@ -124,13 +123,27 @@ func (n *node) stepHost(dt, stepShare float64, checkpoint bool) {
 	if checkpoint {
 		tx += 1.8e9
 	}
-	h.netRx += math.Round(dt * h.baseNetRx * (0.6 + 0.4*stepShare) * (1 + gauss(r, 0.05)))
+	h.netRx += math.Round(dt * h.baseNetRx * (0.6 + 0.4*stepShare) * c.netRx * (1 + gauss(r, 0.05)))
 	h.netTx += math.Round(dt * tx * (1 + gauss(r, 0.05)))
+	// Every node moves the same bytes per step (ring all-reduce); a port
+	// that is down moves none and the node's other ports carry its share.
+	spread := 1.0
+	if c.ibDownPort > 0 {
+		spread = float64(len(h.ibRx)) / float64(len(h.ibRx)-1)
+	}
 	for i := range h.ibRx {
-		v := math.Round(dt * ibTrainPerHCA * h.ibActive * stepShare * c.ib * (1 + gauss(r, 0.03)))
+		down := c.ibDownPort == i+1
+		if down {
+			h.ibSymbol[i] += float64(poisson(r, c.ibErrors*dt))
+			continue
+		}
+		v := math.Round(dt * ibTrainPerHCA * h.ibActive * stepShare * spread * (1 + gauss(r, 0.03)))
 		h.ibRx[i] += math.Max(0, v)
 		h.ibTx[i] += math.Max(0, v*(1+gauss(r, 0.002)))
 		h.ibXmitWait[i] += math.Round(dt * 1e3 * (1 + 30*(1-c.ib)) * (1 + gauss(r, 0.1)))
+		if c.ibDownPort == 0 && i == 0 {
+			h.ibSymbol[i] += float64(poisson(r, c.ibErrors*dt))
+		}
 	}
 	h.diskRead += math.Round(dt * h.baseDiskRead * (1 + gauss(r, 0.1)))
 	h.diskIO += dt * clamp(0.04+c.ioWait+gauss(r, 0.005), 0, 1)
@@ -152,6 +165,3 @@ func (n *node) reboot(at time.Time) {
 		g.st.powerViol, g.st.thermalViol, g.st.xid = 0, 0, 0
 	}
 }
-
-// ibDownNow reports whether HCA i's port is down.
-func (h *hostState) ibDownNow(i int) bool { return i < len(h.ibPortDown) && h.ibPortDown[i] }

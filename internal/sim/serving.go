@@ -155,7 +155,8 @@ func (r *replica) step(rate, dt float64) {
 	r.load = clamp(served/(replicaCapacity*dt), 0, 1)
 	itl := baseITL * (1 + 0.7*r.load) / speed
 	queueWait := r.waiting / math.Max(mu, 0.01)
-	ttft := basePrefill*(1+2*r.load*r.load)/speed + queueWait
+	// Prompt lengths vary from one tick's requests to the next.
+	ttft := basePrefill*(1+2*r.load*r.load)*(1+gauss(r.rng, 0.05))/speed + queueWait
 	e2e := ttft + genLen*itl
 	r.running = math.Min(maxNumSeqs, math.Round(served/dt*e2e))
 	r.kv = clamp(r.running*(promptLen+genLen/2)/kvCapacity*(1+gauss(r.rng, 0.03))+kvBase, 0, 1)

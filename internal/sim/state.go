@@ -60,9 +60,16 @@ type nodeCond struct {
 	dataWait float64
 	// ioWait is extra I/O pressure (PSI some) in [0, 1].
 	ioWait float64
+	// ibDownPort is 1 + the index of an InfiniBand port that is down (0:
+	// none); ibErrors is its symbol-error rate per second.
+	ibDownPort int
+	ibErrors   float64
+	// netRx multiplies the node's front-end network receive rate (1
+	// healthy): the data a slow storage delivers.
+	netRx float64
 }
 
-func healthyNodeCond() nodeCond { return nodeCond{ib: 1} }
+func healthyNodeCond() nodeCond { return nodeCond{ib: 1, netRx: 1} }
 
 // gpuState is a GPU's readings and counters.
 type gpuState struct {

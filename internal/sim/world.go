@@ -132,7 +132,7 @@ func (w *world) physics() {
 			if !g.st.tempInit || over < 0 {
 				continue
 			}
-			g.cond.clock *= clamp(1-0.01-0.05*over, 0.55, 1)
+			g.cond.clock *= clamp(1-0.02-0.08*over, 0.5, 1)
 			g.cond.reasons |= uint64(catalog.ClockSWThermal)
 			if over >= 4 {
 				g.cond.reasons |= uint64(catalog.ClockHWThermal)
