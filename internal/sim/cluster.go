@@ -88,6 +88,7 @@ type pod struct {
 // podState is what kube-state-metrics reports of a pod over time.
 type podState struct {
 	phase          string
+	reason         string // pod status reason (Evicted, ...), "" when none
 	ready          bool
 	restarts       float64
 	lastReason     string    // last terminated reason, "" when none

@@ -14,6 +14,9 @@ const (
 	ksmInstance     = "10.0.0.5:8080"
 )
 
+// podReasons are the pod status reasons kube-state-metrics reports.
+var podReasons = [...]string{"Evicted", "NodeAffinity", "NodeLost", "Shutdown", "UnexpectedAdmissionError"}
+
 // nodeConditions are the node conditions kube-state-metrics reports.
 var nodeConditions = [...]string{"Ready", "MemoryPressure", "DiskPressure", "PIDPressure"}
 
@@ -34,7 +37,7 @@ type kubeStateMetrics struct {
 
 type ksmFamilies struct {
 	nodeInfo, nodeCond, nodeCap, nodeAlloc, nodeUnsched         *family
-	podInfo, podOwner, podPhase, podReady, podStart             *family
+	podInfo, podOwner, podPhase, podReady, podStart, podReason  *family
 	restarts, running, ctrReady, waiting, lastReason, lastTime  *family
 	requests, limits, rsOwner, depReplicas, depAvail, depObsGen *family
 }
@@ -49,6 +52,7 @@ type ksmNode struct {
 type ksmPod struct {
 	info, owner, start, restarts, running, ready *series
 	phase                                        [len(podPhases)]*series
+	reason                                       [len(podReasons)]*series
 	podReady                                     [len(condStatuses)]*series
 	requests                                     []*series
 	limitGPU                                     *series
@@ -75,6 +79,7 @@ func newKubeStateMetrics(reg *registry, c *cluster) *kubeStateMetrics {
 		podPhase:    g("kube_pod_status_phase", "The pods current phase."),
 		podReady:    g("kube_pod_status_ready", "Describes whether the pod is ready to serve requests."),
 		podStart:    g("kube_pod_start_time", "Start time in unix timestamp for a pod."),
+		podReason:   g("kube_pod_status_reason", "The pod status reasons"),
 		restarts:    reg.family("kube_pod_container_status_restarts", typeCounter, "The number of container restarts per container."),
 		running:     g("kube_pod_container_status_running", "Describes whether the container is currently in running state."),
 		ctrReady:    g("kube_pod_container_status_ready", "Describes whether the containers readiness check succeeded."),
@@ -147,6 +152,9 @@ func (k *kubeStateMetrics) podSeries(p *pod) *ksmPod {
 	for i, ph := range podPhases {
 		s.phase[i] = k.f.podPhase.newSeries("kube_pod_status_phase", with(id, "phase", ph, "instance", ksmInstance, "job", jobKSM)...)
 	}
+	for i, re := range podReasons {
+		s.reason[i] = k.f.podReason.newSeries("kube_pod_status_reason", with(id, "reason", re, "instance", ksmInstance, "job", jobKSM)...)
+	}
 	for i, st := range condStatuses {
 		s.podReady[i] = k.f.podReady.newSeries("kube_pod_status_ready", with(id, "condition", st, "instance", ksmInstance, "job", jobKSM)...)
 	}
@@ -182,6 +190,8 @@ func (k *kubeStateMetrics) scrape(o *scrapeOut) {
 			case i == 0:
 				want = 0
 			case i == 1 && n.host.baseMemUsed+n.cond.memUsed > memPressureAt:
+				want = 0
+			case i == 2 && n.cond.diskPressure:
 				want = 0
 			}
 			for j := range condStatuses {
@@ -225,6 +235,9 @@ func (k *kubeStateMetrics) scrapePod(o *scrapeOut, p *pod) {
 	o.add(s.start, float64(st.started.Unix()))
 	for i, ph := range podPhases {
 		o.add(s.phase[i], b2f(ph == st.phase))
+	}
+	for i, re := range podReasons {
+		o.add(s.reason[i], b2f(re == st.reason))
 	}
 	ready := st.ready && !p.node.state.readyUnknown
 	for i := range condStatuses {

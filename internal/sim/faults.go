@@ -39,6 +39,8 @@ func kindTable() map[string]kindDef {
 		"pcie_degraded":                {v(), buildPCIe},
 		"node_down":                    {v("reboot"), buildNodeDown},
 		"pod_oom_killed":               {v(), buildOOMKilled},
+		"pod_crash_loop":               {v(), buildCrashLoop},
+		"pod_evicted":                  {v(), buildEvicted},
 		"straggler":                    {v(), buildStraggler},
 		"exporter_down":                {v(), buildExporterDown},
 		"inference_capacity_saturated": {v(), buildCapacity},

@@ -293,6 +293,24 @@ func TestFaultSignatures(t *testing.T) {
 			require.Greater(t, shift/sd, 0.8)
 			require.LessOrEqual(t, shift/sd, 3.0)
 		},
+		"pod_crash_loop": func(t *testing.T, r *run, f Fault) {
+			at, pod := r.end(), f.Entity["pod"]
+			restarts := fmt.Sprintf(`kube_pod_container_status_restarts_total{pod=%q}`, pod)
+			require.GreaterOrEqual(t, r.value(t, restarts, at)-r.value(t, restarts, f.Onset.Add(-time.Minute)), 4.0)
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`max_over_time(kube_pod_container_status_waiting_reason{pod=%q,reason="CrashLoopBackOff"}[3m])`, pod), at))
+			require.Equal(t, 0.0, r.value(t, fmt.Sprintf(`max_over_time(up{pod=%q}[6m])`, pod), at), "it never serves")
+			require.True(t, r.empty(t, fmt.Sprintf(`vllm:num_requests_running{pod=%q}`, pod), at), "its metrics are gone")
+			require.Equal(t, 3.0, r.value(t, `count(up{job="vllm"} == 1)`, at), "its peers serve")
+		},
+		"pod_crash_loop/subtle": func(t *testing.T, r *run, f Fault) {
+			at, pod := r.end(), f.Entity["pod"]
+			restarts := fmt.Sprintf(`kube_pod_container_status_restarts_total{pod=%q}`, pod)
+			require.Equal(t, 2.0, r.value(t, restarts, at)-r.value(t, restarts, f.Onset.Add(-time.Minute)), "every six minutes")
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`up{pod=%q}`, pod), at))
+			require.Equal(t, 2.0, r.value(t, fmt.Sprintf(`resets(vllm:prompt_tokens_total{pod=%q}[8m])`, pod), at))
+		},
+		"pod_evicted":            checkEvicted,
+		"pod_evicted/subtle":     checkEvicted,
 		"dependency_slow":        checkRequestPath("service"),
 		"dependency_slow/subtle": checkRequestPath("service"),
 		"tenant_failure":         checkRequestPath("tenant"),
@@ -596,4 +614,22 @@ func requireNodeShift(t *testing.T, r *run, f Fault, q string, sign float64) {
 		bad = k == f.Entity["node"]+":9100"
 		return bad, !bad && training[k]
 	})
+}
+
+func checkEvicted(t *testing.T, r *run, f Fault) {
+	at, pod := r.end(), f.Entity["pod"]
+	require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_pod_status_reason{pod=%q,reason="Evicted"}`, pod), at))
+	require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_pod_status_phase{pod=%q,phase="Failed"}`, pod), at))
+	require.True(t, r.empty(t, fmt.Sprintf(`up{pod=%q}`, pod), at), "its endpoint is gone")
+	require.Equal(t, 4.0, r.value(t, `count(up{job="vllm"} == 1)`, at), "a replacement serves")
+	require.Equal(t, 5.0, r.value(t, fmt.Sprintf(`count(kube_pod_owner{namespace=%q,owner_kind="ReplicaSet"})`, InferenceNamespace), at), "the evicted pod stays listed")
+	// The replacement holds the evicted pod's GPUs.
+	gpus := r.instant(t, fmt.Sprintf(`DCGM_FI_DEV_GPU_UTIL{pod=%q}`, pod), f.Onset.Add(-time.Minute), "gpu")
+	require.Len(t, gpus, 2)
+	for g := range gpus {
+		repl := r.instant(t, fmt.Sprintf(`DCGM_FI_DEV_GPU_UTIL{gpu=%q,namespace=%q}`, g, InferenceNamespace), at, "pod")
+		require.NotContains(t, repl, pod)
+	}
+	pressure := r.value(t, `max_over_time(max(kube_node_status_condition{condition="DiskPressure",status="true"})[8m:15s])`, at)
+	require.Equal(t, map[bool]float64{false: 1, true: 0}[f.Subtle], pressure)
 }

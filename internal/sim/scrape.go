@@ -17,8 +17,11 @@ func (o *scrapeOut) add(s *series, v float64) { o.samples = append(o.samples, pe
 // target is one scrape target: how often Prometheus scrapes it, whether it
 // answers, and what it exposes.
 type target struct {
-	every  int // ticks between scrapes
-	up     *series
+	every int // ticks between scrapes
+	up    *series
+	// upOf, if set, gives the up series instead of up (a target whose
+	// identity changes).
+	upOf   func() *series
 	alive  func() bool
 	scrape func(*scrapeOut)
 }
@@ -51,12 +54,43 @@ func newTargets(reg *registry, c *cluster) []*target {
 		alive: func() bool { return true }, scrape: k.scrape,
 	})
 	for _, r := range c.serve.replicas {
-		v := newVLLMServer(reg, r, c.serve.model)
-		ts = append(ts, &target{
-			every: 1, up: upFam.newSeries("up", "instance", v.instance, "job", jobVLLM, "namespace", r.pod.namespace, "pod", r.pod.name),
-			alive:  func() bool { return replicaServes(r) },
-			scrape: v.scrape,
-		})
+		v := &vllmTarget{reg: reg, upFam: upFam, r: r, model: c.serve.model, servers: map[*pod]*vllmServer{}}
+		ts = append(ts, &target{every: 1, upOf: v.up, alive: func() bool { return replicaServes(r) }, scrape: v.scrape})
 	}
 	return ts
 }
+
+// vllmTarget is the scrape target of one replica: its pod's endpoint, a
+// new one when the pod is replaced.
+type vllmTarget struct {
+	reg     *registry
+	upFam   *family
+	r       *replica
+	model   string
+	servers map[*pod]*vllmServer
+	ups     map[*pod]*series
+}
+
+func (v *vllmTarget) server() *vllmServer {
+	s, ok := v.servers[v.r.pod]
+	if !ok {
+		s = newVLLMServer(v.reg, v.r, v.model)
+		v.servers[v.r.pod] = s
+	}
+	return s
+}
+
+func (v *vllmTarget) up() *series {
+	p := v.r.pod
+	if v.ups == nil {
+		v.ups = map[*pod]*series{}
+	}
+	s, ok := v.ups[p]
+	if !ok {
+		s = v.upFam.newSeries("up", "instance", v.server().instance, "job", jobVLLM, "namespace", p.namespace, "pod", p.name)
+		v.ups[p] = s
+	}
+	return s
+}
+
+func (v *vllmTarget) scrape(o *scrapeOut) { v.server().scrape(o) }

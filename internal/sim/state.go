@@ -64,6 +64,8 @@ type nodeCond struct {
 	// none); ibErrors is its symbol-error rate per second.
 	ibDownPort int
 	ibErrors   float64
+	// diskPressure: the kubelet reports DiskPressure.
+	diskPressure bool
 	// netRx multiplies the node's front-end network receive rate (1
 	// healthy): the data a slow storage delivers.
 	netRx float64

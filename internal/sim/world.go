@@ -193,11 +193,15 @@ func (w *world) scrape(t time.Time) {
 			continue
 		}
 		w.out.targets++
+		up := tg.up
+		if tg.upOf != nil {
+			up = tg.upOf()
+		}
 		if !tg.alive() {
-			w.out.add(tg.up, 0)
+			w.out.add(up, 0)
 			continue
 		}
-		w.out.add(tg.up, 1)
+		w.out.add(up, 1)
 		tg.scrape(&w.out)
 	}
 }
