@@ -11,6 +11,8 @@ type vllmServer struct {
 	queries, hits         *series
 	success               [len(finishReasons)]*series
 	ttft, itl, e2e, queue histSeries
+	promptTokens          histSeries
+	genTokens             histSeries
 	instance              string
 }
 
@@ -64,6 +66,8 @@ func newVLLMServer(reg *registry, r *replica, model string) *vllmServer {
 	s.itl = newHistSeries(reg, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", vllmITLBuckets, kv)
 	s.e2e = newHistSeries(reg, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", vllmRequestLatencyBuckets, kv)
 	s.queue = newHistSeries(reg, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", vllmRequestLatencyBuckets, kv)
+	s.promptTokens = newHistSeries(reg, "vllm:request_prompt_tokens", "Number of prefill tokens processed.", vllmTokenBuckets, kv)
+	s.genTokens = newHistSeries(reg, "vllm:request_generation_tokens", "Number of generation tokens processed.", vllmTokenBuckets, kv)
 	return s
 }
 
@@ -85,4 +89,6 @@ func (s *vllmServer) scrape(o *scrapeOut) {
 	s.itl.emit(o, &r.itl)
 	s.e2e.emit(o, &r.e2e)
 	s.queue.emit(o, &r.queue)
+	s.promptTokens.emit(o, &r.promptHist)
+	s.genTokens.emit(o, &r.genHist)
 }

@@ -46,6 +46,7 @@ func kindTable() map[string]kindDef {
 		"inference_capacity_saturated": {v(), buildCapacity},
 		"kv_cache_exhausted":           {v(), buildKVCache},
 		"gpu_idle":                     {v(), buildGPUIdle},
+		"model_drift":                  {v(), buildDrift},
 		"node_cpu_saturated":           {v(), buildCPUSaturated},
 		"node_memory_pressure":         {v(), buildMemoryPressure},
 		"node_network_degraded":        {v("port_down"), buildNetwork},

@@ -131,3 +131,29 @@ func (b *faultBuilder) replica(spec FaultSpec) (*replica, error) {
 	}
 	return on[b.r.IntN(len(on))], nil
 }
+
+// buildDrift shifts what users ask the served model (a new use case): over
+// ten minutes prompts grow 2.5 times and answers shorten, time to first
+// token and KV-cache use grow with the prompts, and the evaluator's accuracy
+// falls by 12 points. Subtle: prompts 15% longer and accuracy two spreads
+// lower.
+func buildDrift(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
+	s := b.w.c.serve
+	prompt, gen, drop := 2.5, 0.6, 0.12
+	f := &activeFault{truth: Fault{Entity: map[string]string{"namespace": InferenceNamespace, "model": s.model}, Severity: drop / healthyAccuracy,
+		Summary: fmt.Sprintf("the traffic to %s drifts: prompts 2.5 times longer, answers shorter, accuracy down %.0f points", s.model, 100*drop)}}
+	if spec.Variant == Subtle {
+		prompt, gen, drop = 1.15, 1, subtleShift*accuracyNoise
+		f.truth.Severity = drop / healthyAccuracy
+		f.truth.Summary = fmt.Sprintf("the traffic to %s drifts a little: prompts 15%% longer, accuracy down %.1f points", s.model, 100*drop)
+	}
+	f.apply = func(_ *world, since time.Duration) {
+		k := ramp(since, 10*time.Minute)
+		for _, r := range s.replicas {
+			r.promptMul *= 1 + (prompt-1)*k
+			r.genMul *= 1 + (gen-1)*k
+		}
+		s.accuracyDrop += drop * k
+	}
+	return f, nil
+}

@@ -309,8 +309,26 @@ func TestFaultSignatures(t *testing.T) {
 			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`up{pod=%q}`, pod), at))
 			require.Equal(t, 2.0, r.value(t, fmt.Sprintf(`resets(vllm:prompt_tokens_total{pod=%q}[8m])`, pod), at))
 		},
-		"pod_evicted":            checkEvicted,
-		"pod_evicted/subtle":     checkEvicted,
+		"pod_evicted":        checkEvicted,
+		"pod_evicted/subtle": checkEvicted,
+		"model_drift": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			p50 := `histogram_quantile(0.5, sum by (le) (rate(vllm:request_prompt_tokens_bucket[2m])))`
+			require.Greater(t, r.value(t, p50, at), 1.8*r.value(t, p50, f.Onset))
+			require.Less(t, r.value(t, `avg_over_time(model_accuracy[2m])`, at), healthyAccuracy-0.05)
+			require.InDelta(t, healthyAccuracy, r.value(t, `avg_over_time(model_accuracy[5m])`, f.Onset), 0.005)
+			require.Greater(t, r.value(t, ttftP95, at), 1.25*r.value(t, ttftP95, f.Onset), "longer prompts, longer prefill")
+		},
+		"model_drift/subtle": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			p50 := `histogram_quantile(0.5, sum by (le) (rate(vllm:request_prompt_tokens_bucket[2m])))`
+			ratio := r.value(t, p50, at) / r.value(t, p50, f.Onset)
+			require.Greater(t, ratio, 1.03)
+			require.Less(t, ratio, 1.2)
+			shift := r.value(t, `avg_over_time(model_accuracy[5m])`, f.Onset) - r.value(t, `avg_over_time(model_accuracy[3m])`, at)
+			require.Greater(t, shift, 0.8*accuracyNoise*0.7, "accuracy lower (the fault has ramped %.0f%%)", 70.0)
+			require.LessOrEqual(t, shift, 3*accuracyNoise)
+		},
 		"dependency_slow":        checkRequestPath("service"),
 		"dependency_slow/subtle": checkRequestPath("service"),
 		"tenant_failure":         checkRequestPath("tenant"),

@@ -15,6 +15,10 @@ var (
 		40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
 )
 
+// vllmTokenBuckets are vLLM's token-count boundaries,
+// build_1_2_5_buckets(max_model_len) for a 128k-token model.
+var vllmTokenBuckets = []float64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000}
+
 // hist is a cumulative Prometheus histogram fed with whole batches of
 // log-normal observations: the expected share of each batch lands in each
 // bucket, so a tick costs one CDF per bucket whatever the request count.

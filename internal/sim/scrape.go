@@ -53,6 +53,11 @@ func newTargets(reg *registry, c *cluster) []*target {
 		every: 1, up: upFam.newSeries("up", "instance", ksmInstance, "job", jobKSM),
 		alive: func() bool { return true }, scrape: k.scrape,
 	})
+	ev := newEvaluator(reg, c)
+	ts = append(ts, &target{
+		every: 1, up: upFam.newSeries("up", "instance", evaluatorInstance, "job", jobEvaluator),
+		alive: func() bool { return true }, scrape: ev.scrape,
+	})
 	for _, r := range c.serve.replicas {
 		v := &vllmTarget{reg: reg, upFam: upFam, r: r, model: c.serve.model, servers: map[*pod]*vllmServer{}}
 		ts = append(ts, &target{every: 1, upOf: v.up, alive: func() bool { return replicaServes(r) }, scrape: v.scrape})

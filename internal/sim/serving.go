@@ -34,6 +34,8 @@ type serving struct {
 	trafficMul float64
 	// rate is the deployment's offered request rate this tick.
 	rate float64
+	// accuracyDrop lowers the model's measured accuracy this tick.
+	accuracyDrop float64
 }
 
 // replica is one vLLM server: a pod of GPUsPerReplica GPUs.
@@ -47,9 +49,13 @@ type replica struct {
 	success                   [len(finishReasons)]float64
 	prefixQueries, prefixHits float64
 	ttft, itl, e2e, queue     hist
+	promptHist, genHist       hist
 	// per-tick conditions
 	capacity float64 // multiplies replicaCapacity (1 healthy)
 	kvExtra  float64 // KV cache held by long contexts, a fraction
+	// promptMul and genMul scale the requests' prompt and output lengths
+	// (1 healthy; model_drift moves them).
+	promptMul, genMul float64
 }
 
 func (c *cluster) newServing(r *rand.Rand) *serving {
@@ -80,6 +86,7 @@ func (c *cluster) newServing(r *rand.Rand) *serving {
 			pod: p, rng: newRand(c.cfg.Seed, "replica", fmt.Sprint(i)),
 			ttft: newHist(vllmTTFTBuckets), itl: newHist(vllmITLBuckets),
 			e2e: newHist(vllmRequestLatencyBuckets), queue: newHist(vllmRequestLatencyBuckets),
+			promptHist: newHist(vllmTokenBuckets), genHist: newHist(vllmTokenBuckets),
 		}
 		p.rep = rep
 		s.replicas = append(s.replicas, rep)
@@ -153,23 +160,27 @@ func (r *replica) step(rate, dt float64) {
 	served := math.Min(backlog, math.Max(0, mu*dt*(1+gauss(r.rng, 0.03))))
 	r.waiting = backlog - served
 	r.load = clamp(served/(replicaCapacity*dt), 0, 1)
+	pl, gl := promptLen*r.promptMul, genLen*r.genMul
 	itl := baseITL * (1 + 0.7*r.load) / speed
 	queueWait := r.waiting / math.Max(mu, 0.01)
-	// Prompt lengths vary from one tick's requests to the next.
-	ttft := basePrefill*(1+2*r.load*r.load)*(1+gauss(r.rng, 0.05))/speed + queueWait
-	e2e := ttft + genLen*itl
+	// Prompt lengths vary from one tick's requests to the next; prefill
+	// grows with them.
+	ttft := basePrefill*(pl/promptLen)*(1+2*r.load*r.load)*(1+gauss(r.rng, 0.05))/speed + queueWait
+	e2e := ttft + gl*itl
 	r.running = math.Min(maxNumSeqs, math.Round(served/dt*e2e))
-	r.kv = clamp(r.running*(promptLen+genLen/2)/kvCapacity*(1+gauss(r.rng, 0.03))+kvBase, 0, 1)
+	r.kv = clamp(r.running*(pl+gl/2)/kvCapacity*(1+gauss(r.rng, 0.03))+kvBase, 0, 1)
 	if r.kv >= 0.97 {
 		r.preemptions += float64(poisson(r.rng, 0.4*dt))
 	}
 	r.ttft.observe(served, ttft, 0.45)
 	r.e2e.observe(served, e2e, 0.5)
 	r.queue.observe(served, queueWait+0.002, 0.8)
-	r.itl.observe(served*genLen, itl, 0.25)
-	prompt := served * promptLen * (1 + gauss(r.rng, 0.05))
+	r.itl.observe(served*gl, itl, 0.25)
+	r.promptHist.observe(served, pl*0.8, 0.7)
+	r.genHist.observe(served, gl*0.85, 0.55)
+	prompt := served * pl * (1 + gauss(r.rng, 0.05))
 	r.promptTokens += math.Round(prompt)
-	r.genTokens += math.Round(served * genLen * (1 + gauss(r.rng, 0.05)))
+	r.genTokens += math.Round(served * gl * (1 + gauss(r.rng, 0.05)))
 	r.prefixQueries += math.Round(prompt)
 	r.prefixHits += math.Round(prompt * (0.35 + gauss(r.rng, 0.02)))
 	left := served
@@ -188,7 +199,7 @@ func (r *replica) restart() {
 	r.waiting, r.running, r.kv, r.load = 0, 0, 0, 0
 	r.promptTokens, r.genTokens, r.preemptions, r.prefixQueries, r.prefixHits = 0, 0, 0, 0, 0
 	r.success = [len(finishReasons)]float64{}
-	for _, h := range []*hist{&r.ttft, &r.itl, &r.e2e, &r.queue} {
+	for _, h := range []*hist{&r.ttft, &r.itl, &r.e2e, &r.queue, &r.promptHist, &r.genHist} {
 		h.reset()
 	}
 }

@@ -115,10 +115,10 @@ func (w *world) resetConds() {
 			g.cond = healthyGPUCond()
 		}
 	}
-	w.c.serve.trafficMul = 1
+	w.c.serve.trafficMul, w.c.serve.accuracyDrop = 1, 0
 	w.notebook.idle, w.notebook.poll = false, false
 	for _, r := range w.c.serve.replicas {
-		r.capacity, r.kvExtra = 1, 0
+		r.capacity, r.kvExtra, r.promptMul, r.genMul = 1, 0, 1, 1
 	}
 }
 
