@@ -17,7 +17,11 @@
 //   - kube-state-metrics, node-exporter (CPU, memory, pressure, network,
 //     disk, InfiniBand; instance an IP:port or a name:port by seed), vLLM v1
 //     (queues, KV cache, tokens, and its histograms with vLLM's own bucket
-//     boundaries) every 15 s, and Prometheus's up for every target.
+//     boundaries), an online evaluator's model_accuracy, every 15 s, and
+//     Prometheus's up for every target.
+//   - The request path (OTLP traces and logs) through internal/sim/reqpath,
+//     given the same deployment, pods, nodes, tenants, traffic and fault
+//     onsets (Simulator.RequestPath, Simulator.WriteRequestPath).
 //
 // What the model gets right, because diagnosis depends on it: the training
 // job is synchronous (the slowest rank sets every rank's pace, and a rank's
@@ -32,10 +36,14 @@
 // restart.
 //
 // Faults (Scenario, FaultSpec, Fault): the scenario names are the cause
-// kinds of DESIGN.md, healthy, KIND/VARIANT and KIND+KIND; every kind has a
-// subtle variant whose effect is within 3× the healthy peers' spread.
+// kinds of DESIGN.md (every one but metric_anomaly), healthy, KIND/VARIANT
+// and KIND+KIND; every kind has a subtle variant whose effect is about two
+// of the healthy peers' spreads (within 3×, tests hold it), or the smallest
+// real form of a discrete fault. Each fault picks its entity from the seed
+// unless FaultSpec pins it (onsets fall between 40% and 65% of the run) and
+// its truth names the entity with DESIGN.md's canonical keys.
 // ScenarioNames lists them; ParseScenario reads a name; DemoScenario is
-// NVLink degradation on gpu-node-06.
+// NVLink degradation on GPU 3 of gpu-node-06.
 //
 // Entry points: New checks a Config and a Scenario; Simulator.WriteOpenMetrics
 // writes a run as OpenMetrics text (what promtool's backfill and `vigil
@@ -51,6 +59,6 @@
 // shares every draw with the healthy run of its seed except what the fault
 // touches.
 //
-// It does not simulate the request path (OTLP traces and logs): that is
-// internal/sim/reqpath. It does not diagnose anything.
+// The request path's spans and logs are internal/sim/reqpath's; this
+// package only configures it. It does not diagnose anything.
 package sim

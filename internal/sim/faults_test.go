@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -63,278 +64,9 @@ func xidOf(t *testing.T, r *run, e map[string]string, at time.Time) float64 {
 // TestFaultSignatures runs every fault kind and variant and checks that
 // its signature is in the data, as Vigil would read it.
 func TestFaultSignatures(t *testing.T) {
-	checks := map[string]func(t *testing.T, r *run, f Fault){
-		"nvlink_degraded":        checkNVLink,
-		"nvlink_degraded/node":   checkNVLink,
-		"nvlink_degraded/no_xid": checkNVLink,
-		"nvlink_degraded/subtle": func(t *testing.T, r *run, f Fault) {
-			requireSubtle(t, r, f, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", -1)
-			requireRuns(t, r, f.Entity["node"], r.end())
-			require.Equal(t, 0.0, r.value(t, `count(DCGM_FI_DEV_XID_ERRORS == 74) or vector(0)`, r.end()))
-		},
-		"gpu_xid_error":     checkXID(119),
-		"gpu_xid_error/109": checkXID(109),
-		"gpu_xid_error/subtle": func(t *testing.T, r *run, f Fault) {
-			require.Equal(t, 119.0, xidOf(t, r, f.Entity, r.end()))
-			requireRuns(t, r, f.Entity["node"], r.end())
-		},
-		"gpu_lost":             checkGPULost,
-		"gpu_lost/subtle":      checkGPULost,
-		"gpu_thermal_throttle": checkThermal,
-		"gpu_thermal_throttle/subtle": func(t *testing.T, r *run, f Fault) {
-			requireSubtle(t, r, f, "DCGM_FI_DEV_SM_CLOCK", -1)
-			reasons := onGPU("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", f.Entity)
-			require.Equal(t, 32.0, r.value(t, `max_over_time(`+reasons+`[5m])`, r.end()), "sw_thermal now and then")
-			require.Less(t, r.value(t, onGPU("DCGM_FI_DEV_GPU_TEMP", f.Entity), r.end()), r.sim.c().spec.SlowdownTemp)
-		},
-		"gpu_power_throttle":      checkPower,
-		"gpu_power_throttle/node": checkPower,
-		"gpu_power_throttle/subtle": func(t *testing.T, r *run, f Fault) {
-			requireSubtle(t, r, f, "DCGM_FI_DEV_POWER_USAGE", -1)
-			requireRuns(t, r, f.Entity["node"], r.end())
-		},
-		"gpu_memory_errors":    checkMemory(48),
-		"gpu_memory_errors/94": checkMemory(94),
-		"gpu_memory_errors/95": checkMemory(95),
-		"gpu_memory_errors/subtle": func(t *testing.T, r *run, f Fault) {
-			at := r.end()
-			require.Greater(t, r.value(t, `increase(`+onGPU("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", f.Entity)+`[6m])`, at), 3.0)
-			require.GreaterOrEqual(t, r.value(t, onGPU("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", f.Entity), at), 1.0)
-			require.Equal(t, 0.0, r.value(t, onGPU("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", f.Entity), at))
-			requireRuns(t, r, f.Entity["node"], at)
-		},
-		"pcie_degraded": func(t *testing.T, r *run, f Fault) {
-			at := r.end()
-			require.Equal(t, 8.0, r.value(t, onGPU("DCGM_FI_DEV_PCIE_LINK_WIDTH", f.Entity), at))
-			require.Equal(t, 16.0, r.value(t, onGPU("DCGM_FI_DEV_PCIE_LINK_WIDTH", f.Entity), f.Onset.Add(-time.Minute)))
-			require.Greater(t, r.value(t, `increase(`+onGPU("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", f.Entity)+`[5m])`, at), 500.0)
-			require.Less(t, r.value(t, onGPU("DCGM_FI_PROF_PCIE_RX_BYTES", f.Entity), at), 0.6*r.value(t, `avg(`+peers("DCGM_FI_PROF_PCIE_RX_BYTES", f.Entity["node"])+`)`, at))
-		},
-		"pcie_degraded/subtle": func(t *testing.T, r *run, f Fault) {
-			at := r.end()
-			n := r.value(t, `increase(`+onGPU("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", f.Entity)+`[6m])`, at)
-			require.Greater(t, n, 4.0)
-			require.Less(t, n, 60.0)
-			require.Equal(t, 16.0, r.value(t, onGPU("DCGM_FI_DEV_PCIE_LINK_WIDTH", f.Entity), at))
-		},
-		"node_down":        checkNodeDown,
-		"node_down/reboot": checkNodeReboot,
-		"node_down/subtle": func(t *testing.T, r *run, f Fault) {
-			n := f.Entity["node"]
-			require.Equal(t, 0.0, r.value(t, fmt.Sprintf(`up{instance=%q}`, n+":9100"), f.Onset.Add(30*time.Second)))
-			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`up{instance=%q}`, n+":9100"), r.end()))
-			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="Ready",status="unknown"}`, n), f.Onset.Add(time.Minute)))
-			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="Ready",status="true"}`, n), r.end()))
-			requireRuns(t, r, n, r.end())
-		},
-		"straggler": func(t *testing.T, r *run, f Fault) {
-			n, at := f.Entity["node"], r.end()
-			requireSlowed(t, r, n, at)
-			byNode := r.instant(t, `avg by (Hostname) (DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{namespace="ml-train"})`, at, "Hostname")
-			for k, v := range byNode {
-				if k != n {
-					require.Greater(t, byNode[n], v, "the slow rank is the busiest")
-				}
-			}
-			require.Equal(t, 0.0, r.value(t, `max(DCGM_FI_DEV_CLOCKS_EVENT_REASONS{namespace="ml-train"})`, at), "no hardware reason")
-		},
-		"straggler/subtle": func(t *testing.T, r *run, f Fault) {
-			requireSubtle(t, r, f, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", +1)
-		},
-		"exporter_down": func(t *testing.T, r *run, f Fault) {
-			n, at := f.Entity["node"], r.end()
-			ip := r.value(t, fmt.Sprintf(`count(kube_node_info{node=%q})`, n), at)
-			require.Equal(t, 1.0, ip)
-			require.Equal(t, 1.0, r.value(t, `count(up{job="nvidia-dcgm-exporter"} == 0)`, at))
-			require.True(t, r.empty(t, fmt.Sprintf(`DCGM_FI_DEV_GPU_TEMP{Hostname=%q}`, n), at), "its series vanish")
-			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`up{instance=%q}`, n+":9100"), at), "the node is up")
-			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="Ready",status="true"}`, n), at))
-			requireRuns(t, r, n, at)
-		},
-		"exporter_down/subtle": func(t *testing.T, r *run, f Fault) {
-			n, at := f.Entity["node"], r.end()
-			require.Equal(t, 7.0, r.value(t, fmt.Sprintf(`count(DCGM_FI_DEV_GPU_TEMP{Hostname=%q})`, n), at))
-			require.True(t, r.empty(t, onGPU("DCGM_FI_DEV_GPU_TEMP", f.Entity), at))
-			require.Equal(t, 0.0, r.value(t, `count(up == 0) or vector(0)`, at))
-			requireRuns(t, r, n, at)
-		},
-		"inference_capacity_saturated": func(t *testing.T, r *run, f Fault) {
-			at := r.end()
-			require.Greater(t, r.value(t, `sum(vllm:num_requests_waiting)`, at), 50.0)
-			before := r.value(t, ttftP95, f.Onset)
-			require.Greater(t, r.value(t, ttftP95, at), 5*before, "time to first token climbs")
-		},
-		"inference_capacity_saturated/subtle": func(t *testing.T, r *run, f Fault) {
-			at := r.end()
-			before := r.value(t, ttftP95, f.Onset)
-			after := r.value(t, ttftP95, at)
-			require.Greater(t, after, 1.15*before)
-			require.Less(t, after, 2*before)
-			require.Less(t, r.value(t, `max_over_time(sum(vllm:num_requests_waiting)[5m:15s])`, at), 10.0, "no queue to speak of")
-		},
-		"kv_cache_exhausted": func(t *testing.T, r *run, f Fault) {
-			at, sel := r.end(), fmt.Sprintf(`{pod=%q}`, f.Entity["pod"])
-			require.Greater(t, r.value(t, `vllm:kv_cache_usage_perc`+sel, at), 0.97)
-			require.Greater(t, r.value(t, `increase(vllm:num_preemptions_total`+sel+`[3m])`, at), 10.0)
-			require.Greater(t, r.value(t, `vllm:num_requests_waiting`+sel, at), 20.0)
-			require.Less(t, r.value(t, fmt.Sprintf(`max(vllm:kv_cache_usage_perc{pod!=%q})`, f.Entity["pod"]), at), 0.6)
-		},
-		"kv_cache_exhausted/subtle": func(t *testing.T, r *run, f Fault) {
-			c := r.sim.Config()
-			v, _, err := store.QueryRange(t.Context(), r.store, `vllm:kv_cache_usage_perc`, c.Start, r.end(), c.ScrapeInterval)
-			require.NoError(t, err)
-			pts := map[string][]promql.FPoint{}
-			for _, s := range v.(promql.Matrix) {
-				pts[s.Metric.Get("pod")] = s.Floats
-			}
-			requireShift(t, r, pts, "vllm:kv_cache_usage_perc", +1, func(k string) (bad, peer bool) {
-				return k == f.Entity["pod"], k != f.Entity["pod"]
-			})
-		},
-		"gpu_idle": func(t *testing.T, r *run, f Fault) {
-			sel := fmt.Sprintf(`{namespace=%q,pod=%q}`, f.Entity["namespace"], f.Entity["pod"])
-			req := fmt.Sprintf(`kube_pod_container_resource_requests{namespace=%q,pod=%q,resource="nvidia_com_gpu"}`, f.Entity["namespace"], f.Entity["pod"])
-			require.Greater(t, r.value(t, `avg_over_time(DCGM_FI_DEV_GPU_UTIL`+sel+`[7m])`, f.Onset), 10.0, "used before")
-			require.Equal(t, 0.0, r.value(t, `max_over_time(DCGM_FI_DEV_GPU_UTIL`+sel+`[6m])`, r.end()), "idle after")
-			require.Greater(t, r.value(t, `DCGM_FI_DEV_FB_USED`+sel, r.end()), 20000.0, "memory held")
-			require.Equal(t, 1.0, r.value(t, req, r.end()), "and requested")
-		},
-		"gpu_idle/subtle": func(t *testing.T, r *run, f Fault) {
-			sel := fmt.Sprintf(`{namespace=%q,pod=%q}`, f.Entity["namespace"], f.Entity["pod"])
-			util := r.value(t, `avg_over_time(DCGM_FI_DEV_GPU_UTIL`+sel+`[6m])`, r.end())
-			require.Greater(t, util, 2.0, "GPU_UTIL says busy")
-			require.Less(t, util, 10.0)
-			require.Less(t, r.value(t, `max_over_time(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`+sel+`[6m])`, r.end()), 0.001, "nothing computed")
-		},
-		"pod_oom_killed":        checkOOM,
-		"pod_oom_killed/subtle": checkOOM,
-		"node_cpu_saturated": func(t *testing.T, r *run, f Fault) {
-			n, at := f.Entity["node"], r.end()
-			cpu := r.instant(t, `1 - avg by (instance) (rate(node_cpu_seconds_total{mode="idle"}[2m]))`, at, "instance")
-			require.Greater(t, cpu[n+":9100"], 0.9)
-			for k, v := range cpu {
-				if k != n+":9100" {
-					require.Less(t, v, 0.5, k)
-				}
-			}
-			require.Greater(t, r.value(t, fmt.Sprintf(`rate(node_pressure_cpu_waiting_seconds_total{instance=%q}[2m])`, n+":9100"), at), 0.3)
-			require.Less(t, r.value(t, fmt.Sprintf(`avg(DCGM_FI_DEV_GPU_UTIL{Hostname=%q})`, n), at), 85.0, "its GPUs wait for input")
-			require.Greater(t, r.value(t, "avg("+peers("DCGM_FI_DEV_GPU_UTIL", n)+")", at), 95.0, "its peers wait in NCCL")
-			requireSlowed(t, r, n, at)
-		},
-		"node_cpu_saturated/subtle": func(t *testing.T, r *run, f Fault) {
-			requireNodeShift(t, r, f, `1 - avg by (instance) (rate(node_cpu_seconds_total{mode="idle"}[1m]))`, +1)
-		},
-		"node_memory_pressure": func(t *testing.T, r *run, f Fault) {
-			n, at := f.Entity["node"], r.end()
-			inst := fmt.Sprintf(`{instance=%q}`, n+":9100")
-			require.Less(t, r.value(t, `node_memory_MemAvailable_bytes`+inst+` / node_memory_MemTotal_bytes`+inst, at), 0.03)
-			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="MemoryPressure",status="true"}`, n), at))
-			require.Greater(t, r.value(t, `rate(node_pressure_memory_stalled_seconds_total`+inst+`[2m])`, at), 0.1)
-			requireSlowed(t, r, n, at)
-		},
-		"node_memory_pressure/subtle": func(t *testing.T, r *run, f Fault) {
-			requireNodeShift(t, r, f, `1 - node_memory_MemAvailable_bytes / node_memory_MemTotal_bytes`, +1)
-			require.Equal(t, 0.0, r.value(t, `count(kube_node_status_condition{condition="MemoryPressure",status="true"} == 1) or vector(0)`, r.end()))
-		},
-		"node_network_degraded": func(t *testing.T, r *run, f Fault) {
-			n, at := f.Entity["node"], r.end()
-			inst := fmt.Sprintf(`{instance=%q}`, n+":9100")
-			require.Greater(t, r.value(t, `sum(increase(node_infiniband_symbol_error_total`+inst+`[5m]))`, at), 1000.0)
-			require.Greater(t, r.value(t, `sum(rate(node_infiniband_port_transmit_wait_total`+inst+`[2m]))`, at),
-				5*r.value(t, fmt.Sprintf(`sum(rate(node_infiniband_port_transmit_wait_total{instance!=%q}[2m])) / 9`, n+":9100"), at))
-			requireSlowed(t, r, n, at)
-		},
-		"node_network_degraded/port_down": func(t *testing.T, r *run, f Fault) {
-			n, at := f.Entity["node"], r.end()
-			inst := fmt.Sprintf(`{instance=%q}`, n+":9100")
-			require.Equal(t, 1.0, r.value(t, `count(node_infiniband_state_id`+inst+` == 1)`, at))
-			require.Equal(t, 1.0, r.value(t, `sum(node_infiniband_link_downed_total`+inst+`)`, at))
-			require.Equal(t, 0.0, r.value(t, `min(rate(node_infiniband_port_data_received_bytes_total`+inst+`[2m]))`, at), "the down port moves nothing")
-			requireSlowed(t, r, n, at)
-		},
-		"node_network_degraded/subtle": func(t *testing.T, r *run, f Fault) {
-			n, at := f.Entity["node"], r.end()
-			errs := r.value(t, fmt.Sprintf(`sum(increase(node_infiniband_symbol_error_total{instance=%q}[5m]))`, n+":9100"), at)
-			require.Greater(t, errs, 10.0)
-			require.Less(t, errs, 200.0)
-			requireRuns(t, r, n, at)
-		},
-		"input_pipeline_slow": func(t *testing.T, r *run, f Fault) {
-			at := r.end()
-			require.Less(t, r.value(t, `max(avg by (Hostname) (DCGM_FI_DEV_GPU_UTIL{namespace="ml-train"}))`, at), 80.0, "every rank waits for input")
-			require.Greater(t, r.value(t, `min(rate(node_pressure_io_waiting_seconds_total[2m]) and on(instance) label_replace(kube_node_info{node=~"gpu-node-0[1-8]"}, "instance", "$1:9100", "node", "(.*)"))`, at), 0.2)
-			requireSlowed(t, r, "", at)
-		},
-		"input_pipeline_slow/subtle": func(t *testing.T, r *run, f Fault) {
-			// Every rank is hit: compare each GPU with its own past.
-			// Checkpoints (GPU_UTIL under 50) are left out.
-			pts := r.gpuSeries(t, `DCGM_FI_DEV_GPU_UTIL{namespace="ml-train"} > 50`)
-			var before, after, dev []float64
-			for _, ps := range pts {
-				b := meanBetween(ps, f.Onset.Add(-5*time.Minute), f.Onset.Add(-time.Second))
-				before, after = append(before, b), append(after, meanBetween(ps, r.end().Add(-4*time.Minute), r.end()))
-				for _, p := range ps {
-					if p.T < f.Onset.UnixMilli() && p.T >= f.Onset.Add(-5*time.Minute).UnixMilli() && p.F > 50 {
-						dev = append(dev, p.F-b)
-					}
-				}
-			}
-			sd := 0.0
-			for _, d := range dev {
-				sd += d * d
-			}
-			sd = math.Sqrt(sd / float64(len(dev)))
-			shift := 0.0
-			for i := range before {
-				shift += (before[i] - after[i]) / float64(len(before))
-			}
-			t.Logf("GPU_UTIL: shift %.3g, spread %.3g: %.2f spreads", shift, sd, shift/sd)
-			require.Greater(t, shift/sd, 0.8)
-			require.LessOrEqual(t, shift/sd, 3.0)
-		},
-		"pod_crash_loop": func(t *testing.T, r *run, f Fault) {
-			at, pod := r.end(), f.Entity["pod"]
-			restarts := fmt.Sprintf(`kube_pod_container_status_restarts_total{pod=%q}`, pod)
-			require.GreaterOrEqual(t, r.value(t, restarts, at)-r.value(t, restarts, f.Onset.Add(-time.Minute)), 4.0)
-			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`max_over_time(kube_pod_container_status_waiting_reason{pod=%q,reason="CrashLoopBackOff"}[3m])`, pod), at))
-			require.Equal(t, 0.0, r.value(t, fmt.Sprintf(`max_over_time(up{pod=%q}[6m])`, pod), at), "it never serves")
-			require.True(t, r.empty(t, fmt.Sprintf(`vllm:num_requests_running{pod=%q}`, pod), at), "its metrics are gone")
-			require.Equal(t, 3.0, r.value(t, `count(up{job="vllm"} == 1)`, at), "its peers serve")
-		},
-		"pod_crash_loop/subtle": func(t *testing.T, r *run, f Fault) {
-			at, pod := r.end(), f.Entity["pod"]
-			restarts := fmt.Sprintf(`kube_pod_container_status_restarts_total{pod=%q}`, pod)
-			require.Equal(t, 2.0, r.value(t, restarts, at)-r.value(t, restarts, f.Onset.Add(-time.Minute)), "every six minutes")
-			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`up{pod=%q}`, pod), at))
-			require.Equal(t, 2.0, r.value(t, fmt.Sprintf(`resets(vllm:prompt_tokens_total{pod=%q}[8m])`, pod), at))
-		},
-		"pod_evicted":        checkEvicted,
-		"pod_evicted/subtle": checkEvicted,
-		"model_drift": func(t *testing.T, r *run, f Fault) {
-			at := r.end()
-			p50 := `histogram_quantile(0.5, sum by (le) (rate(vllm:request_prompt_tokens_bucket[2m])))`
-			require.Greater(t, r.value(t, p50, at), 1.8*r.value(t, p50, f.Onset))
-			require.Less(t, r.value(t, `avg_over_time(model_accuracy[2m])`, at), healthyAccuracy-0.05)
-			require.InDelta(t, healthyAccuracy, r.value(t, `avg_over_time(model_accuracy[5m])`, f.Onset), 0.005)
-			require.Greater(t, r.value(t, ttftP95, at), 1.25*r.value(t, ttftP95, f.Onset), "longer prompts, longer prefill")
-		},
-		"model_drift/subtle": func(t *testing.T, r *run, f Fault) {
-			at := r.end()
-			p50 := `histogram_quantile(0.5, sum by (le) (rate(vllm:request_prompt_tokens_bucket[2m])))`
-			ratio := r.value(t, p50, at) / r.value(t, p50, f.Onset)
-			require.Greater(t, ratio, 1.03)
-			require.Less(t, ratio, 1.2)
-			shift := r.value(t, `avg_over_time(model_accuracy[5m])`, f.Onset) - r.value(t, `avg_over_time(model_accuracy[3m])`, at)
-			require.Greater(t, shift, 0.8*accuracyNoise*0.7, "accuracy lower (the fault has ramped %.0f%%)", 70.0)
-			require.LessOrEqual(t, shift, 3*accuracyNoise)
-		},
-		"dependency_slow":        checkRequestPath("service"),
-		"dependency_slow/subtle": checkRequestPath("service"),
-		"tenant_failure":         checkRequestPath("tenant"),
-		"tenant_failure/subtle":  checkRequestPath("tenant"),
-		"bad_rollout":            checkRequestPath("version"),
-		"bad_rollout/subtle":     checkRequestPath("version"),
+	checks := map[string]func(t *testing.T, r *run, f Fault){}
+	for _, m := range []map[string]func(t *testing.T, r *run, f Fault){gpuChecks(), nodeChecks(), hostChecks(), servingChecks(), podChecks()} {
+		maps.Copy(checks, m)
 	}
 	names := slices.DeleteFunc(ScenarioNames(), func(n string) bool { return n == Healthy || slices.Contains([]rune(n), '+') })
 	for _, name := range names {
@@ -650,4 +382,310 @@ func checkEvicted(t *testing.T, r *run, f Fault) {
 	}
 	pressure := r.value(t, `max_over_time(max(kube_node_status_condition{condition="DiskPressure",status="true"})[8m:15s])`, at)
 	require.Equal(t, map[bool]float64{false: 1, true: 0}[f.Subtle], pressure)
+}
+
+// gpuChecks are the signature checks of the GPU hardware kinds.
+func gpuChecks() map[string]func(t *testing.T, r *run, f Fault) {
+	return map[string]func(t *testing.T, r *run, f Fault){
+		"nvlink_degraded":        checkNVLink,
+		"nvlink_degraded/node":   checkNVLink,
+		"nvlink_degraded/no_xid": checkNVLink,
+		"nvlink_degraded/subtle": func(t *testing.T, r *run, f Fault) {
+			requireSubtle(t, r, f, "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", -1)
+			requireRuns(t, r, f.Entity["node"], r.end())
+			require.Equal(t, 0.0, r.value(t, `count(DCGM_FI_DEV_XID_ERRORS == 74) or vector(0)`, r.end()))
+		},
+		"gpu_xid_error":     checkXID(119),
+		"gpu_xid_error/109": checkXID(109),
+		"gpu_xid_error/subtle": func(t *testing.T, r *run, f Fault) {
+			require.Equal(t, 119.0, xidOf(t, r, f.Entity, r.end()))
+			requireRuns(t, r, f.Entity["node"], r.end())
+		},
+		"gpu_lost":             checkGPULost,
+		"gpu_lost/subtle":      checkGPULost,
+		"gpu_thermal_throttle": checkThermal,
+		"gpu_thermal_throttle/subtle": func(t *testing.T, r *run, f Fault) {
+			requireSubtle(t, r, f, "DCGM_FI_DEV_SM_CLOCK", -1)
+			reasons := onGPU("DCGM_FI_DEV_CLOCKS_EVENT_REASONS", f.Entity)
+			require.Equal(t, 32.0, r.value(t, `max_over_time(`+reasons+`[5m])`, r.end()), "sw_thermal now and then")
+			require.Less(t, r.value(t, onGPU("DCGM_FI_DEV_GPU_TEMP", f.Entity), r.end()), r.sim.c().spec.SlowdownTemp)
+		},
+		"gpu_power_throttle":      checkPower,
+		"gpu_power_throttle/node": checkPower,
+		"gpu_power_throttle/subtle": func(t *testing.T, r *run, f Fault) {
+			requireSubtle(t, r, f, "DCGM_FI_DEV_POWER_USAGE", -1)
+			requireRuns(t, r, f.Entity["node"], r.end())
+		},
+		"gpu_memory_errors":    checkMemory(48),
+		"gpu_memory_errors/94": checkMemory(94),
+		"gpu_memory_errors/95": checkMemory(95),
+		"gpu_memory_errors/subtle": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			require.Greater(t, r.value(t, `increase(`+onGPU("DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", f.Entity)+`[6m])`, at), 3.0)
+			require.GreaterOrEqual(t, r.value(t, onGPU("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", f.Entity), at), 1.0)
+			require.Equal(t, 0.0, r.value(t, onGPU("DCGM_FI_DEV_ECC_DBE_VOL_TOTAL", f.Entity), at))
+			requireRuns(t, r, f.Entity["node"], at)
+		},
+		"pcie_degraded": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			require.Equal(t, 8.0, r.value(t, onGPU("DCGM_FI_DEV_PCIE_LINK_WIDTH", f.Entity), at))
+			require.Equal(t, 16.0, r.value(t, onGPU("DCGM_FI_DEV_PCIE_LINK_WIDTH", f.Entity), f.Onset.Add(-time.Minute)))
+			require.Greater(t, r.value(t, `increase(`+onGPU("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", f.Entity)+`[5m])`, at), 500.0)
+			require.Less(t, r.value(t, onGPU("DCGM_FI_PROF_PCIE_RX_BYTES", f.Entity), at), 0.6*r.value(t, `avg(`+peers("DCGM_FI_PROF_PCIE_RX_BYTES", f.Entity["node"])+`)`, at))
+		},
+		"pcie_degraded/subtle": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			n := r.value(t, `increase(`+onGPU("DCGM_FI_DEV_PCIE_REPLAY_COUNTER", f.Entity)+`[6m])`, at)
+			require.Greater(t, n, 4.0)
+			require.Less(t, n, 60.0)
+			require.Equal(t, 16.0, r.value(t, onGPU("DCGM_FI_DEV_PCIE_LINK_WIDTH", f.Entity), at))
+		},
+	}
+}
+
+// nodeChecks are the signature checks of the node and training-job kinds.
+func nodeChecks() map[string]func(t *testing.T, r *run, f Fault) {
+	return map[string]func(t *testing.T, r *run, f Fault){
+		"node_down":        checkNodeDown,
+		"node_down/reboot": checkNodeReboot,
+		"node_down/subtle": func(t *testing.T, r *run, f Fault) {
+			n := f.Entity["node"]
+			require.Equal(t, 0.0, r.value(t, fmt.Sprintf(`up{instance=%q}`, n+":9100"), f.Onset.Add(30*time.Second)))
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`up{instance=%q}`, n+":9100"), r.end()))
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="Ready",status="unknown"}`, n), f.Onset.Add(time.Minute)))
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="Ready",status="true"}`, n), r.end()))
+			requireRuns(t, r, n, r.end())
+		},
+		"straggler": func(t *testing.T, r *run, f Fault) {
+			n, at := f.Entity["node"], r.end()
+			requireSlowed(t, r, n, at)
+			byNode := r.instant(t, `avg by (Hostname) (DCGM_FI_PROF_PIPE_TENSOR_ACTIVE{namespace="ml-train"})`, at, "Hostname")
+			for k, v := range byNode {
+				if k != n {
+					require.Greater(t, byNode[n], v, "the slow rank is the busiest")
+				}
+			}
+			require.Equal(t, 0.0, r.value(t, `max(DCGM_FI_DEV_CLOCKS_EVENT_REASONS{namespace="ml-train"})`, at), "no hardware reason")
+		},
+		"straggler/subtle": func(t *testing.T, r *run, f Fault) {
+			requireSubtle(t, r, f, "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", +1)
+		},
+		"exporter_down": func(t *testing.T, r *run, f Fault) {
+			n, at := f.Entity["node"], r.end()
+			ip := r.value(t, fmt.Sprintf(`count(kube_node_info{node=%q})`, n), at)
+			require.Equal(t, 1.0, ip)
+			require.Equal(t, 1.0, r.value(t, `count(up{job="nvidia-dcgm-exporter"} == 0)`, at))
+			require.True(t, r.empty(t, fmt.Sprintf(`DCGM_FI_DEV_GPU_TEMP{Hostname=%q}`, n), at), "its series vanish")
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`up{instance=%q}`, n+":9100"), at), "the node is up")
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="Ready",status="true"}`, n), at))
+			requireRuns(t, r, n, at)
+		},
+		"exporter_down/subtle": func(t *testing.T, r *run, f Fault) {
+			n, at := f.Entity["node"], r.end()
+			require.Equal(t, 7.0, r.value(t, fmt.Sprintf(`count(DCGM_FI_DEV_GPU_TEMP{Hostname=%q})`, n), at))
+			require.True(t, r.empty(t, onGPU("DCGM_FI_DEV_GPU_TEMP", f.Entity), at))
+			require.Equal(t, 0.0, r.value(t, `count(up == 0) or vector(0)`, at))
+			requireRuns(t, r, n, at)
+		},
+	}
+}
+
+// hostChecks are the signature checks of the host kinds: CPU, memory,
+// InfiniBand and input.
+func hostChecks() map[string]func(t *testing.T, r *run, f Fault) {
+	return map[string]func(t *testing.T, r *run, f Fault){
+		"node_cpu_saturated": func(t *testing.T, r *run, f Fault) {
+			n, at := f.Entity["node"], r.end()
+			cpu := r.instant(t, `1 - avg by (instance) (rate(node_cpu_seconds_total{mode="idle"}[2m]))`, at, "instance")
+			require.Greater(t, cpu[n+":9100"], 0.9)
+			for k, v := range cpu {
+				if k != n+":9100" {
+					require.Less(t, v, 0.5, k)
+				}
+			}
+			require.Greater(t, r.value(t, fmt.Sprintf(`rate(node_pressure_cpu_waiting_seconds_total{instance=%q}[2m])`, n+":9100"), at), 0.3)
+			require.Less(t, r.value(t, fmt.Sprintf(`avg(DCGM_FI_DEV_GPU_UTIL{Hostname=%q})`, n), at), 85.0, "its GPUs wait for input")
+			require.Greater(t, r.value(t, "avg("+peers("DCGM_FI_DEV_GPU_UTIL", n)+")", at), 95.0, "its peers wait in NCCL")
+			requireSlowed(t, r, n, at)
+		},
+		"node_cpu_saturated/subtle": func(t *testing.T, r *run, f Fault) {
+			requireNodeShift(t, r, f, `1 - avg by (instance) (rate(node_cpu_seconds_total{mode="idle"}[1m]))`, +1)
+		},
+		"node_memory_pressure": func(t *testing.T, r *run, f Fault) {
+			n, at := f.Entity["node"], r.end()
+			inst := fmt.Sprintf(`{instance=%q}`, n+":9100")
+			require.Less(t, r.value(t, `node_memory_MemAvailable_bytes`+inst+` / node_memory_MemTotal_bytes`+inst, at), 0.03)
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="MemoryPressure",status="true"}`, n), at))
+			require.Greater(t, r.value(t, `rate(node_pressure_memory_stalled_seconds_total`+inst+`[2m])`, at), 0.1)
+			requireSlowed(t, r, n, at)
+		},
+		"node_memory_pressure/subtle": func(t *testing.T, r *run, f Fault) {
+			requireNodeShift(t, r, f, `1 - node_memory_MemAvailable_bytes / node_memory_MemTotal_bytes`, +1)
+			require.Equal(t, 0.0, r.value(t, `count(kube_node_status_condition{condition="MemoryPressure",status="true"} == 1) or vector(0)`, r.end()))
+		},
+		"node_network_degraded": func(t *testing.T, r *run, f Fault) {
+			n, at := f.Entity["node"], r.end()
+			inst := fmt.Sprintf(`{instance=%q}`, n+":9100")
+			require.Greater(t, r.value(t, `sum(increase(node_infiniband_symbol_error_total`+inst+`[5m]))`, at), 1000.0)
+			require.Greater(t, r.value(t, `sum(rate(node_infiniband_port_transmit_wait_total`+inst+`[2m]))`, at),
+				5*r.value(t, fmt.Sprintf(`sum(rate(node_infiniband_port_transmit_wait_total{instance!=%q}[2m])) / 9`, n+":9100"), at))
+			requireSlowed(t, r, n, at)
+		},
+		"node_network_degraded/port_down": func(t *testing.T, r *run, f Fault) {
+			n, at := f.Entity["node"], r.end()
+			inst := fmt.Sprintf(`{instance=%q}`, n+":9100")
+			require.Equal(t, 1.0, r.value(t, `count(node_infiniband_state_id`+inst+` == 1)`, at))
+			require.Equal(t, 1.0, r.value(t, `sum(node_infiniband_link_downed_total`+inst+`)`, at))
+			require.Equal(t, 0.0, r.value(t, `min(rate(node_infiniband_port_data_received_bytes_total`+inst+`[2m]))`, at), "the down port moves nothing")
+			requireSlowed(t, r, n, at)
+		},
+		"node_network_degraded/subtle": func(t *testing.T, r *run, f Fault) {
+			n, at := f.Entity["node"], r.end()
+			errs := r.value(t, fmt.Sprintf(`sum(increase(node_infiniband_symbol_error_total{instance=%q}[5m]))`, n+":9100"), at)
+			require.Greater(t, errs, 10.0)
+			require.Less(t, errs, 200.0)
+			requireRuns(t, r, n, at)
+		},
+		"input_pipeline_slow": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			require.Less(t, r.value(t, `max(avg by (Hostname) (DCGM_FI_DEV_GPU_UTIL{namespace="ml-train"}))`, at), 80.0, "every rank waits for input")
+			require.Greater(t, r.value(t, `min(rate(node_pressure_io_waiting_seconds_total[2m]) and on(instance) label_replace(kube_node_info{node=~"gpu-node-0[1-8]"}, "instance", "$1:9100", "node", "(.*)"))`, at), 0.2)
+			requireSlowed(t, r, "", at)
+		},
+		"input_pipeline_slow/subtle": checkInputSubtle,
+	}
+}
+
+// servingChecks are the signature checks of the inference, drift, waste and request-path kinds.
+func servingChecks() map[string]func(t *testing.T, r *run, f Fault) {
+	return map[string]func(t *testing.T, r *run, f Fault){
+		"inference_capacity_saturated": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			require.Greater(t, r.value(t, `sum(vllm:num_requests_waiting)`, at), 50.0)
+			before := r.value(t, ttftP95, f.Onset)
+			require.Greater(t, r.value(t, ttftP95, at), 5*before, "time to first token climbs")
+		},
+		"inference_capacity_saturated/subtle": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			before := r.value(t, ttftP95, f.Onset)
+			after := r.value(t, ttftP95, at)
+			require.Greater(t, after, 1.15*before)
+			require.Less(t, after, 2*before)
+			require.Less(t, r.value(t, `max_over_time(sum(vllm:num_requests_waiting)[5m:15s])`, at), 10.0, "no queue to speak of")
+		},
+		"kv_cache_exhausted": func(t *testing.T, r *run, f Fault) {
+			at, sel := r.end(), fmt.Sprintf(`{pod=%q}`, f.Entity["pod"])
+			require.Greater(t, r.value(t, `vllm:kv_cache_usage_perc`+sel, at), 0.97)
+			require.Greater(t, r.value(t, `increase(vllm:num_preemptions_total`+sel+`[3m])`, at), 10.0)
+			require.Greater(t, r.value(t, `vllm:num_requests_waiting`+sel, at), 20.0)
+			require.Less(t, r.value(t, fmt.Sprintf(`max(vllm:kv_cache_usage_perc{pod!=%q})`, f.Entity["pod"]), at), 0.6)
+		},
+		"kv_cache_exhausted/subtle": func(t *testing.T, r *run, f Fault) {
+			c := r.sim.Config()
+			v, _, err := store.QueryRange(t.Context(), r.store, `vllm:kv_cache_usage_perc`, c.Start, r.end(), c.ScrapeInterval)
+			require.NoError(t, err)
+			pts := map[string][]promql.FPoint{}
+			for _, s := range v.(promql.Matrix) {
+				pts[s.Metric.Get("pod")] = s.Floats
+			}
+			requireShift(t, r, pts, "vllm:kv_cache_usage_perc", +1, func(k string) (bad, peer bool) {
+				return k == f.Entity["pod"], k != f.Entity["pod"]
+			})
+		},
+		"gpu_idle": func(t *testing.T, r *run, f Fault) {
+			sel := fmt.Sprintf(`{namespace=%q,pod=%q}`, f.Entity["namespace"], f.Entity["pod"])
+			req := fmt.Sprintf(`kube_pod_container_resource_requests{namespace=%q,pod=%q,resource="nvidia_com_gpu"}`, f.Entity["namespace"], f.Entity["pod"])
+			require.Greater(t, r.value(t, `avg_over_time(DCGM_FI_DEV_GPU_UTIL`+sel+`[7m])`, f.Onset), 10.0, "used before")
+			require.Equal(t, 0.0, r.value(t, `max_over_time(DCGM_FI_DEV_GPU_UTIL`+sel+`[6m])`, r.end()), "idle after")
+			require.Greater(t, r.value(t, `DCGM_FI_DEV_FB_USED`+sel, r.end()), 20000.0, "memory held")
+			require.Equal(t, 1.0, r.value(t, req, r.end()), "and requested")
+		},
+		"gpu_idle/subtle": func(t *testing.T, r *run, f Fault) {
+			sel := fmt.Sprintf(`{namespace=%q,pod=%q}`, f.Entity["namespace"], f.Entity["pod"])
+			util := r.value(t, `avg_over_time(DCGM_FI_DEV_GPU_UTIL`+sel+`[6m])`, r.end())
+			require.Greater(t, util, 2.0, "GPU_UTIL says busy")
+			require.Less(t, util, 10.0)
+			require.Less(t, r.value(t, `max_over_time(DCGM_FI_PROF_PIPE_TENSOR_ACTIVE`+sel+`[6m])`, r.end()), 0.001, "nothing computed")
+		},
+		"model_drift": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			p50 := `histogram_quantile(0.5, sum by (le) (rate(vllm:request_prompt_tokens_bucket[2m])))`
+			require.Greater(t, r.value(t, p50, at), 1.8*r.value(t, p50, f.Onset))
+			require.Less(t, r.value(t, `avg_over_time(model_accuracy[2m])`, at), healthyAccuracy-0.05)
+			require.InDelta(t, healthyAccuracy, r.value(t, `avg_over_time(model_accuracy[5m])`, f.Onset), 0.005)
+			require.Greater(t, r.value(t, ttftP95, at), 1.25*r.value(t, ttftP95, f.Onset), "longer prompts, longer prefill")
+		},
+		"model_drift/subtle": func(t *testing.T, r *run, f Fault) {
+			at := r.end()
+			p50 := `histogram_quantile(0.5, sum by (le) (rate(vllm:request_prompt_tokens_bucket[2m])))`
+			ratio := r.value(t, p50, at) / r.value(t, p50, f.Onset)
+			require.Greater(t, ratio, 1.03)
+			require.Less(t, ratio, 1.2)
+			shift := r.value(t, `avg_over_time(model_accuracy[5m])`, f.Onset) - r.value(t, `avg_over_time(model_accuracy[3m])`, at)
+			require.Greater(t, shift, 0.8*accuracyNoise*0.7, "accuracy lower (the fault has ramped %.0f%%)", 70.0)
+			require.LessOrEqual(t, shift, 3*accuracyNoise)
+		},
+		"dependency_slow":        checkRequestPath("service"),
+		"dependency_slow/subtle": checkRequestPath("service"),
+		"tenant_failure":         checkRequestPath("tenant"),
+		"tenant_failure/subtle":  checkRequestPath("tenant"),
+		"bad_rollout":            checkRequestPath("version"),
+		"bad_rollout/subtle":     checkRequestPath("version"),
+	}
+}
+
+// podChecks are the signature checks of the Kubernetes pod kinds.
+func podChecks() map[string]func(t *testing.T, r *run, f Fault) {
+	return map[string]func(t *testing.T, r *run, f Fault){
+		"pod_oom_killed":        checkOOM,
+		"pod_oom_killed/subtle": checkOOM,
+		"pod_crash_loop": func(t *testing.T, r *run, f Fault) {
+			at, pod := r.end(), f.Entity["pod"]
+			restarts := fmt.Sprintf(`kube_pod_container_status_restarts_total{pod=%q}`, pod)
+			require.GreaterOrEqual(t, r.value(t, restarts, at)-r.value(t, restarts, f.Onset.Add(-time.Minute)), 4.0)
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`max_over_time(kube_pod_container_status_waiting_reason{pod=%q,reason="CrashLoopBackOff"}[3m])`, pod), at))
+			require.Equal(t, 0.0, r.value(t, fmt.Sprintf(`max_over_time(up{pod=%q}[6m])`, pod), at), "it never serves")
+			require.True(t, r.empty(t, fmt.Sprintf(`vllm:num_requests_running{pod=%q}`, pod), at), "its metrics are gone")
+			require.Equal(t, 3.0, r.value(t, `count(up{job="vllm"} == 1)`, at), "its peers serve")
+		},
+		"pod_crash_loop/subtle": func(t *testing.T, r *run, f Fault) {
+			at, pod := r.end(), f.Entity["pod"]
+			restarts := fmt.Sprintf(`kube_pod_container_status_restarts_total{pod=%q}`, pod)
+			require.Equal(t, 2.0, r.value(t, restarts, at)-r.value(t, restarts, f.Onset.Add(-time.Minute)), "every six minutes")
+			require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`up{pod=%q}`, pod), at))
+			require.Equal(t, 2.0, r.value(t, fmt.Sprintf(`resets(vllm:prompt_tokens_total{pod=%q}[8m])`, pod), at))
+		},
+		"pod_evicted":        checkEvicted,
+		"pod_evicted/subtle": checkEvicted,
+	}
+}
+
+// checkInputSubtle: every rank idles a little more, between 0.8 and 3 of
+// the healthy spreads of GPU_UTIL.
+func checkInputSubtle(t *testing.T, r *run, f Fault) {
+	// Every rank is hit: compare each GPU with its own past.
+	// Checkpoints (GPU_UTIL under 50) are left out.
+	pts := r.gpuSeries(t, `DCGM_FI_DEV_GPU_UTIL{namespace="ml-train"} > 50`)
+	var before, after, dev []float64
+	for _, ps := range pts {
+		b := meanBetween(ps, f.Onset.Add(-5*time.Minute), f.Onset.Add(-time.Second))
+		before, after = append(before, b), append(after, meanBetween(ps, r.end().Add(-4*time.Minute), r.end()))
+		for _, p := range ps {
+			if p.T < f.Onset.UnixMilli() && p.T >= f.Onset.Add(-5*time.Minute).UnixMilli() && p.F > 50 {
+				dev = append(dev, p.F-b)
+			}
+		}
+	}
+	sd := 0.0
+	for _, d := range dev {
+		sd += d * d
+	}
+	sd = math.Sqrt(sd / float64(len(dev)))
+	shift := 0.0
+	for i := range before {
+		shift += (before[i] - after[i]) / float64(len(before))
+	}
+	t.Logf("GPU_UTIL: shift %.3g, spread %.3g: %.2f spreads", shift, sd, shift/sd)
+	require.Greater(t, shift/sd, 0.8)
+	require.LessOrEqual(t, shift/sd, 3.0)
 }
