@@ -102,8 +102,11 @@ func runSimulate(cmd *cobra.Command, e *env, f simulateFlags) error {
 		return usagef("simulate: --start: %v", err)
 	}
 	cfg := sim.Config{Seed: f.seed, Start: start, Duration: f.duration, GPUModel: f.gpuModel, Nodes: f.nodes}
-	if f.nodes < sim.DefaultTrainingNodes {
+	if f.nodes <= sim.DefaultTrainingNodes {
+		// A small cluster: the job leaves one node to the inference
+		// replicas and the notebook, as many replicas as fit.
 		cfg.TrainingNodes = max(1, f.nodes-1)
+		cfg.Replicas = max(1, min(sim.DefaultReplicas, (sim.DefaultGPUsPerNode-1)/sim.DefaultGPUsPerReplica))
 	}
 	s, err := sim.New(cfg, sc)
 	if err != nil {

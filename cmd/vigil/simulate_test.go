@@ -33,6 +33,7 @@ func TestSimulateUsage(t *testing.T) {
 	requireUsage(t, runVigil(t, "", "simulate", "--scenario", "healthy", "--out", dir, "--start", "yesterday"), "--start")
 	requireUsage(t, runVigil(t, "", "simulate", "--scenario", "healthy", "--out", dir, "--gpu-model", "V100"), `unknown GPU model "V100"`)
 	requireUsage(t, runVigil(t, "", "simulate", "--scenario", "healthy", "--out", dir, "--duration", "-1h"), "duration")
+	requireUsage(t, runVigil(t, "", "simulate", "--scenario", "healthy", "--out", dir, "--nodes", "1"), "do not fit")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	require.Empty(t, entries, "nothing is written on bad input")
@@ -90,4 +91,14 @@ func TestSimulateWrites(t *testing.T) {
 	require.NoError(t, r.err, r.stderr)
 	topo := decodeOne[topology.Topology](t, r.stdout)
 	require.Len(t, topo.Nodes, 10)
+}
+
+// TestSimulateSmallCluster: a cluster of two nodes still holds a training
+// job, replicas and the notebook.
+func TestSimulateSmallCluster(t *testing.T) {
+	dir := t.TempDir()
+	r := runVigil(t, "", "simulate", "--scenario", "straggler", "--nodes", "2", "--duration", "2m", "--out", dir, "--json")
+	require.NoError(t, r.err, r.stderr)
+	rep := decodeOne[simulateReport](t, r.stdout)
+	require.Equal(t, "gpu-node-01", rep.Faults[0].Entity["node"])
 }

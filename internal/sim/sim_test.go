@@ -149,3 +149,31 @@ func TestCatalogKnowsEveryMetric(t *testing.T) {
 		}
 	}
 }
+
+// TestPairs: two faults at once land on different entities, each with its
+// own truth, in the order the name gives.
+func TestPairs(t *testing.T) {
+	for _, name := range ScenarioNames() {
+		sc, err := ParseScenario(name)
+		require.NoError(t, err)
+		if len(sc.Faults) != 2 {
+			continue
+		}
+		s, err := New(Config{Seed: 5}, sc)
+		require.NoError(t, err, name)
+		tr := s.Truth()
+		require.Len(t, tr, 2)
+		require.Equal(t, sc.Faults[0].Kind, tr[0].Kind)
+		require.Equal(t, sc.Faults[1].Kind, tr[1].Kind)
+		require.NotEqual(t, tr[0].Entity, tr[1].Entity, name)
+		if tr[0].Entity["node"] != "" && tr[1].Entity["node"] != "" {
+			require.NotEqual(t, tr[0].Entity["node"], tr[1].Entity["node"], "%s: each fault on its own node", name)
+		}
+	}
+	// A pinned fault stays where it is pinned.
+	s, err := New(Config{Seed: 5}, DemoScenario())
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"node": "gpu-node-06", "gpu": "3"}, s.Truth()[0].Entity)
+	_, err = New(Config{Seed: 5, Nodes: 5, TrainingNodes: 3}, DemoScenario())
+	require.ErrorContains(t, err, `node "gpu-node-06" is not one this fault can hit`)
+}
