@@ -19,6 +19,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -32,6 +33,8 @@ type Proc struct {
 	cmd  *exec.Cmd
 	out  *syncBuffer
 	done chan struct{}
+	// stopped is set once Stop or Kill ends the process on purpose.
+	stopped atomic.Bool
 }
 
 // Output returns what the process printed so far (stdout and stderr).
@@ -40,13 +43,20 @@ func (p *Proc) Output() string { return p.out.String() }
 // PID returns the process id, e.g. to read /proc/PID/status.
 func (p *Proc) PID() int { return p.cmd.Process.Pid }
 
-// Stop sends SIGTERM and waits up to 30 s, then kills. It is safe to call twice.
+// Stop sends SIGINT (as Ctrl-C does) and waits up to 30 s, then kills. It
+// returns an error when the process exits unsuccessfully, or when it had
+// already exited on its own (a crash) before Stop or Kill. It is safe to call
+// twice.
 func (p *Proc) Stop() error {
 	select {
 	case <-p.done:
+		if !p.stopped.Load() && p.cmd.ProcessState != nil && !p.cmd.ProcessState.Success() {
+			return fmt.Errorf("%s had already exited on its own: %s", filepath.Base(p.cmd.Path), p.cmd.ProcessState)
+		}
 		return nil
 	default:
 	}
+	p.stopped.Store(true)
 	_ = p.cmd.Process.Signal(os.Interrupt)
 	select {
 	case <-p.done:
@@ -67,6 +77,7 @@ func (p *Proc) Kill() {
 		return
 	default:
 	}
+	p.stopped.Store(true)
 	_ = p.cmd.Process.Kill()
 	<-p.done
 }
