@@ -76,6 +76,11 @@ func (c RemoteConfig) Validate() error {
 // Remote is a read-only Store over any Prometheus-compatible HTTP API. It
 // fetches raw samples with range selectors and evaluates PromQL locally, so a
 // backend's dialect (MetricsQL's rate, for one) cannot change an answer.
+//
+// The query API drops staleness markers from range selectors, so over a
+// Remote a series that vanished stays visible for the lookback delta, where
+// the embedded store (which keeps the markers of scraped data) ends it at
+// once. File imports carry no markers, so both paths agree on them.
 type Remote struct {
 	base    *url.URL
 	client  *http.Client
