@@ -51,9 +51,8 @@ func (s *writeStore) Store(r *http.Request, msgType remoteapi.WriteMessageType) 
 		if err := proto.Unmarshal(body, &req); err != nil {
 			return s.h.fail(wr, http.StatusBadRequest, reasonBadProtobuf, fmt.Errorf("decode remote write 1.0 request: %w", err))
 		}
-		if n := countV1(&req); s.h.opts.Limits.MaxSamplesPerRequest > 0 && n > s.h.opts.Limits.MaxSamplesPerRequest {
-			return s.h.fail(wr, http.StatusRequestEntityTooLarge, reasonSamplesPerRequest,
-				fmt.Errorf("request has %d samples, over the limit max_samples_per_request=%d: send smaller batches", n, s.h.opts.Limits.MaxSamplesPerRequest))
+		if err := s.h.checkSamples(countV1(&req)); err != nil {
+			return s.h.fail(wr, http.StatusRequestEntityTooLarge, reasonSamplesPerRequest, err)
 		}
 		code, err = w.writeV1(&req)
 	} else {
@@ -61,9 +60,8 @@ func (s *writeStore) Store(r *http.Request, msgType remoteapi.WriteMessageType) 
 		if err := proto.Unmarshal(body, &req); err != nil {
 			return s.h.fail(wr, http.StatusBadRequest, reasonBadProtobuf, fmt.Errorf("decode remote write 2.0 request: %w", err))
 		}
-		if n := countV2(&req); s.h.opts.Limits.MaxSamplesPerRequest > 0 && n > s.h.opts.Limits.MaxSamplesPerRequest {
-			return s.h.fail(wr, http.StatusRequestEntityTooLarge, reasonSamplesPerRequest,
-				fmt.Errorf("request has %d samples, over the limit max_samples_per_request=%d: send smaller batches", n, s.h.opts.Limits.MaxSamplesPerRequest))
+		if err := s.h.checkSamples(countV2(&req)); err != nil {
+			return s.h.fail(wr, http.StatusRequestEntityTooLarge, reasonSamplesPerRequest, err)
 		}
 		code, err = w.writeV2(&req)
 	}
@@ -73,6 +71,14 @@ func (s *writeStore) Store(r *http.Request, msgType remoteapi.WriteMessageType) 
 		return wr, err
 	}
 	return wr, nil
+}
+
+// checkSamples enforces max_samples_per_request on a request of n samples.
+func (h *Handler) checkSamples(n int) error {
+	if lim := h.opts.Limits.MaxSamplesPerRequest; lim > 0 && n > lim {
+		return fmt.Errorf("request has %d samples, over the limit max_samples_per_request=%d: send smaller batches", n, lim)
+	}
+	return nil
 }
 
 func (h *Handler) fail(wr *remoteapi.WriteResponse, code int, reason string, err error) (*remoteapi.WriteResponse, error) {
