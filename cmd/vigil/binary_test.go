@@ -26,7 +26,7 @@ func TestBinaryGracefulShutdown(t *testing.T) {
 
 	// First run: our own process handle, to send SIGTERM.
 	addr := peertest.FreeAddr(t)
-	out := &syncBuffer{}
+	out := &peertest.SyncBuffer{}
 	cmd := exec.Command(peertest.Vigil(t), "serve", "--config", cfg, "--listen", addr)
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())

@@ -9,12 +9,13 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/vigil-obs/vigil/internal/peertest"
 )
 
 func TestMain(m *testing.M) {
@@ -55,30 +56,11 @@ func requireOneLine(t *testing.T, r result, contains string) {
 	require.NotContains(t, r.stderr, "Usage:")
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and readers in other
-// goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // server is a `vigil serve` running in-process.
 type server struct {
 	url    string
-	stdout *syncBuffer
-	stderr *syncBuffer
+	stdout *peertest.SyncBuffer
+	stderr *peertest.SyncBuffer
 	done   chan error
 	client *http.Client
 }
@@ -90,7 +72,7 @@ var listeningRE = regexp.MustCompile(`msg=listening address=(\S+)`)
 // /-/ready. Cancel ctx and read done to stop it.
 func startServe(t *testing.T, ctx context.Context, args ...string) *server {
 	t.Helper()
-	s := &server{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan error, 1), client: &http.Client{Transport: &http.Transport{}}}
+	s := &server{stdout: &peertest.SyncBuffer{}, stderr: &peertest.SyncBuffer{}, done: make(chan error, 1), client: &http.Client{Transport: &http.Transport{}}}
 	t.Cleanup(s.client.CloseIdleConnections)
 	go func() { s.done <- Run(ctx, args, strings.NewReader(""), s.stdout, s.stderr) }()
 	deadline := time.Now().Add(30 * time.Second)

@@ -31,7 +31,7 @@ type Proc struct {
 	// Addr is host:port of URL.
 	Addr string
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *SyncBuffer
 	done chan struct{}
 	// stopped is set once Stop or Kill ends the process on purpose.
 	stopped atomic.Bool
@@ -143,7 +143,7 @@ func moduleRoot() string {
 func Start(t testing.TB, url, addr string, ready func() bool, bin string, args ...string) *Proc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	out := &syncBuffer{}
+	out := &SyncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", bin, err)
@@ -242,18 +242,22 @@ func Run(t testing.TB, bin string, args ...string) string {
 	return string(out)
 }
 
-type syncBuffer struct {
+// SyncBuffer is a bytes.Buffer safe for a writer and readers in other
+// goroutines (a process's output read while it runs).
+type SyncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
 
-func (s *syncBuffer) Write(p []byte) (int, error) {
+// Write implements io.Writer.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.Write(p)
 }
 
-func (s *syncBuffer) String() string {
+// String returns what was written so far.
+func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
