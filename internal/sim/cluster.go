@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"regexp"
 	"strings"
 	"time"
@@ -44,7 +43,7 @@ type node struct {
 	name, ip string
 	gpus     []*gpu
 	pods     []*pod
-	rng      *rand.Rand
+	rng      *rng
 	boot     time.Time // last boot
 	ambient  float64   // inlet temperature, °C
 	host     hostState
@@ -62,7 +61,7 @@ type gpu struct {
 	idx       int
 	uuid, pci string
 	pod       *pod
-	rng       *rand.Rand
+	rng       *rng
 	// static quirks: the silicon lottery and the airflow.
 	tempOffset, powerScale float64
 	st                     gpuState
@@ -101,7 +100,7 @@ type podState struct {
 func newCluster(cfg Config) *cluster {
 	spec, _ := LookupGPU(cfg.GPUModel)
 	c := &cluster{cfg: cfg, spec: spec}
-	r := newRand(cfg.Seed, "cluster")
+	r := newRand(cfg, "cluster")
 	for i := range cfg.Nodes {
 		c.nodes = append(c.nodes, c.newNode(i, r))
 	}
@@ -114,12 +113,12 @@ func newCluster(cfg Config) *cluster {
 // hgxBusIDs are the PCI bus IDs of the eight GPUs of an HGX H100 board.
 var hgxBusIDs = [...]string{"18", "2A", "3A", "5D", "9A", "AB", "BA", "DB"}
 
-func (c *cluster) newNode(i int, r *rand.Rand) *node {
+func (c *cluster) newNode(i int, r *rng) *node {
 	n := &node{
 		idx:      i,
 		name:     fmt.Sprintf("gpu-node-%02d", i+1),
 		ip:       fmt.Sprintf("10.0.%d.%d", 1+i/200, 11+i%200),
-		rng:      newRand(c.cfg.Seed, "node", fmt.Sprint(i)),
+		rng:      newRand(c.cfg, "node", fmt.Sprint(i)),
 		hcas:     c.cfg.GPUsPerNode,
 		kernel:   "5.15.0-124-generic",
 		kubelet:  "v1.31.4",
@@ -137,7 +136,7 @@ func (c *cluster) newNode(i int, r *rand.Rand) *node {
 			idx:        g,
 			uuid:       "GPU-" + uuid(r),
 			pci:        "00000000:" + bus + ":00.0",
-			rng:        newRand(c.cfg.Seed, "gpu", fmt.Sprint(i), fmt.Sprint(g)),
+			rng:        newRand(c.cfg, "gpu", fmt.Sprint(i), fmt.Sprint(g)),
 			tempOffset: gauss(r, 1),
 			powerScale: 1 + gauss(r, 0.02),
 		})

@@ -96,6 +96,14 @@ type Config struct {
 	// (default 16: enough for per-CPU realism, few enough to keep an hour's
 	// output small).
 	NodeCPUs int
+	// FaultScale multiplies every fault's effect size, its distance from
+	// healthy (an NVLink factor of 0.01 is 0.99 away from healthy), clamped
+	// so that a fault stays the kind it is (default 1; evaluations draw it
+	// in [0.5, 1.5]).
+	FaultScale float64
+	// NoiseScale multiplies every noise amplitude, and so the healthy
+	// spreads (default 1).
+	NoiseScale float64
 	// Labels are the label variants; empty fields are drawn from Seed.
 	Labels Labels
 }
@@ -124,6 +132,7 @@ const (
 	maxGPUsPerNode = 16
 	maxDuration    = 7 * 24 * time.Hour
 	maxNodeCPUs    = 256
+	maxScale       = 4.0
 )
 
 // DefaultTenants are the tenants of a Config that names none; they match the
@@ -179,6 +188,12 @@ func (c Config) withDefaults() Config {
 	setD(&c.CheckpointEvery, DefaultCheckpointEvery)
 	setD(&c.CheckpointFor, DefaultCheckpointFor)
 	set(&c.NodeCPUs, DefaultNodeCPUs)
+	if c.FaultScale == 0 {
+		c.FaultScale = 1
+	}
+	if c.NoiseScale == 0 {
+		c.NoiseScale = 1
+	}
 	return c
 }
 
@@ -243,6 +258,10 @@ func (c Config) Validate() error {
 		return bad("checkpoints every %s for %s: the stall must be shorter than the period", c.CheckpointEvery, c.CheckpointFor)
 	case c.NodeCPUs < 1 || c.NodeCPUs > maxNodeCPUs:
 		return bad("node CPUs %d is outside [1, %d]", c.NodeCPUs, maxNodeCPUs)
+	case !(c.FaultScale > 0 && c.FaultScale <= maxScale):
+		return bad("fault scale %g is outside (0, %g]", c.FaultScale, maxScale)
+	case !(c.NoiseScale > 0 && c.NoiseScale <= maxScale):
+		return bad("noise scale %g is outside (0, %g]", c.NoiseScale, maxScale)
 	}
 	// The inference replicas and the notebook fit on the nodes the
 	// training job leaves.

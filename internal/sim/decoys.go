@@ -52,7 +52,7 @@ type decoy struct {
 // the scenario: a healthy and a faulty run of one seed hold the same ones.
 func newDecoys(w *world) []decoy {
 	c, cfg := w.c, w.cfg
-	r := newRand(cfg.Seed, "decoys")
+	r := newRand(cfg, "decoys")
 	when := func() time.Time {
 		f := decoyEarliest + (decoyLatest-decoyEarliest)*r.Float64()
 		return cfg.Start.Add(time.Duration(f * float64(cfg.Duration)).Truncate(cfg.ScrapeInterval))

@@ -42,7 +42,10 @@
 // real form of a discrete fault. Each fault picks its entity from the seed
 // unless FaultSpec pins it (onsets fall between 40% and 65% of the run) and
 // its truth names the entity with DESIGN.md's canonical keys.
-// ScenarioNames lists them; ParseScenario reads a name; DemoScenario is
+// Config.FaultScale multiplies every fault's effect size (its distance
+// from healthy, clamped so that a full fault stays its kind) and
+// Config.NoiseScale every noise amplitude; evaluations draw both in
+// [0.5, 1.5]. ScenarioNames lists them; ParseScenario reads a name; DemoScenario is
 // NVLink degradation on GPU 3 of gpu-node-06.
 //
 // Entry points: New checks a Config and a Scenario; Simulator.WriteOpenMetrics

@@ -1,7 +1,5 @@
 package sim
 
-import "math/rand/v2"
-
 // The online evaluator: a service that scores a sample of the served
 // model's answers and exports the model's accuracy as model_accuracy{model}
 // (the name DESIGN.md gives model quality).
@@ -17,7 +15,7 @@ const (
 // evaluator exports the served model's accuracy.
 type evaluator struct {
 	s   *serving
-	rng *rand.Rand
+	rng *rng
 	acc *series
 }
 
@@ -25,7 +23,7 @@ func newEvaluator(reg *registry, c *cluster) *evaluator {
 	f := reg.family("model_accuracy", typeGauge, "Share of sampled answers the evaluator scored correct over its last window.")
 	return &evaluator{
 		s:   c.serve,
-		rng: newRand(c.cfg.Seed, "evaluator"),
+		rng: newRand(c.cfg, "evaluator"),
 		acc: f.newSeries("model_accuracy", "model", c.serve.model, "namespace", InferenceNamespace, "instance", evaluatorInstance, "job", jobEvaluator),
 	}
 }

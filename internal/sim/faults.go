@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"strconv"
 	"time"
@@ -60,13 +59,13 @@ func kindTable() map[string]kindDef {
 // faultBuilder picks the entities and onsets of a scenario's faults.
 type faultBuilder struct {
 	w    *world
-	r    *rand.Rand
+	r    *rng
 	used map[*node]bool
 }
 
 // newFaults builds a scenario's faults, each on its own node.
 func newFaults(w *world, sc Scenario) ([]*activeFault, error) {
-	b := &faultBuilder{w: w, r: newRand(w.cfg.Seed, "faults", sc.Name), used: map[*node]bool{}}
+	b := &faultBuilder{w: w, r: newRand(w.cfg, "faults", sc.Name), used: map[*node]bool{}}
 	kinds := kindTable()
 	var out []*activeFault
 	for _, spec := range sc.Faults {
@@ -181,6 +180,22 @@ func once(fn func()) func() {
 			fn()
 		}
 	}
+}
+
+// size scales an effect size (a distance from healthy) by the run's
+// FaultScale.
+func (b *faultBuilder) size(x float64) float64 { return x * b.w.cfg.FaultScale }
+
+// toward is healthy moved toward faulty by the run's FaultScale (faulty at
+// scale 1), clamped to [lo, hi] so that the fault stays its kind.
+func (b *faultBuilder) toward(healthy, faulty, lo, hi float64) float64 {
+	return clamp(healthy+(faulty-healthy)*b.w.cfg.FaultScale, lo, hi)
+}
+
+// span scales a duration of a fault's effect by the run's FaultScale, to
+// at least least.
+func (b *faultBuilder) span(d, least time.Duration) time.Duration {
+	return max(time.Duration(float64(d)*b.w.cfg.FaultScale).Round(time.Second), least)
 }
 
 // ramp is how far a fault that builds up over d has come after since, in

@@ -41,14 +41,17 @@ func buildNVLink(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 		f.truth.Summary = fmt.Sprintf("NVLink on %s GPU %d degrades without an XID; the node's NVLink traffic collapses", n.name, g.idx)
 	case Subtle:
 		factor, others, xids = 1-subtleShift*nvlinkNoise, 1, nil
-		f.truth.Severity = subtleShift * nvlinkNoise
-		f.truth.Summary = fmt.Sprintf("NVLink on %s GPU %d runs %.1f%% slow", n.name, g.idx, 100*(1-factor))
 	}
 	setXID := once(func() {
 		for _, x := range xids {
 			x.st.xid = 74
 		}
 	})
+	factor, others = b.toward(1, factor, 0.002, 1), b.toward(1, others, 0.002, 1)
+	f.truth.Severity = round(1-factor, 4)
+	if spec.Variant == Subtle {
+		f.truth.Summary = fmt.Sprintf("NVLink on %s GPU %d runs %.1f%% slow", n.name, g.idx, 100*(1-factor))
+	}
 	f.apply = func(*world, time.Duration) {
 		setXID()
 		for _, o := range n.gpus {
@@ -76,11 +79,12 @@ func buildXID(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 		Summary: fmt.Sprintf("%s GPU %d raises XID %.0f and stops; the job hangs", g.node.name, g.idx, code)}}
 	set := once(func() { g.st.xid = code })
 	if spec.Variant == Subtle {
-		f.truth.Severity = 0.05
-		f.truth.Summary = fmt.Sprintf("%s GPU %d raises XID 119 and stalls for 30s", g.node.name, g.idx)
+		stall := b.span(30*time.Second, b.w.cfg.ScrapeInterval)
+		f.truth.Severity = round(0.05*b.w.cfg.FaultScale, 4)
+		f.truth.Summary = fmt.Sprintf("%s GPU %d raises XID 119 and stalls for %s", g.node.name, g.idx, stall)
 		f.apply = func(_ *world, since time.Duration) {
 			set()
-			if since < 30*time.Second {
+			if since < stall {
 				g.cond.speed = min(g.cond.speed, 0.3)
 			}
 		}
@@ -157,8 +161,9 @@ func buildThermal(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	f := &activeFault{truth: Fault{Entity: gpuEntity(g), Severity: 0.35,
 		Summary: fmt.Sprintf("%s GPU %d overheats past %.0f°C and throttles its clocks", g.node.name, g.idx, sp.SlowdownTemp)}}
 	if spec.Variant == Subtle {
-		add := sp.SlowdownTemp - 0.8 - healthyTemp(g, sp)
-		f.truth.Severity = 0.01
+		// It stays under the slowdown temperature whatever the scale.
+		add := (sp.SlowdownTemp - 0.8 - healthyTemp(g, sp)) * min(1, b.w.cfg.FaultScale)
+		f.truth.Severity = round(b.size(0.01), 4)
 		f.truth.Summary = fmt.Sprintf("%s GPU %d runs at its slowdown temperature and clips its clocks by about 1%%", g.node.name, g.idx)
 		f.apply = func(_ *world, since time.Duration) {
 			g.cond.tempAdd += add * ramp(since, time.Minute)
@@ -171,8 +176,11 @@ func buildThermal(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 		}
 		return f, nil
 	}
+	// At least 5°C past the slowdown temperature: an overheating GPU.
+	add := max(b.size(32), sp.SlowdownTemp+5-healthyTemp(g, sp))
+	f.truth.Severity = round(clamp(0.35*add/32, 0.05, 1), 4)
 	f.apply = func(_ *world, since time.Duration) {
-		g.cond.tempAdd += 32 * ramp(since, 4*time.Minute)
+		g.cond.tempAdd += add * ramp(since, 4*time.Minute)
 	}
 	return f, nil
 }
@@ -203,6 +211,10 @@ func buildPower(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 		f.truth.Severity = 0.03
 		f.truth.Summary = fmt.Sprintf("%s GPU %d is power-capped a few percent under its draw", g.node.name, g.idx)
 	}
+	// The cap and the clock move from a busy GPU's draw and full clocks.
+	limit = b.toward(0.9*sp.TDP, limit, 0.25*sp.TDP, sp.TDP)
+	clock = b.toward(1, clock, 0.3, 1)
+	f.truth.Severity = round(b.size(f.truth.Severity), 4)
 	f.apply = func(*world, time.Duration) {
 		for _, x := range gpus {
 			x.cond.powerCap, x.cond.clock = limit, x.cond.clock*clock
@@ -225,9 +237,9 @@ func buildMemory(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	if spec.Variant == Subtle {
 		f.truth.Severity = 0.05
 		f.truth.Summary = fmt.Sprintf("%s GPU %d shows a rising corrected ECC error rate and repeated row remaps", g.node.name, g.idx)
-		remaps := 0
+		remaps, rate := 0, b.size(0.03)
 		f.apply = func(_ *world, since time.Duration) {
-			g.cond.sbeRate = 0.03
+			g.cond.sbeRate = rate
 			if want := 1 + int(since/(8*time.Minute)); remaps < want && remaps < 4 {
 				remaps++
 				g.st.rowsCorr++
@@ -263,12 +275,15 @@ func buildPCIe(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	if spec.Variant == Subtle {
 		f.truth.Severity = 0.02
 		f.truth.Summary = fmt.Sprintf("the PCIe link of %s GPU %d replays a few packets a minute", g.node.name, g.idx)
-		f.apply = func(*world, time.Duration) { g.cond.pcieReplays = 0.05 }
+		rate := b.size(0.05)
+		f.apply = func(*world, time.Duration) { g.cond.pcieReplays = rate }
 		return f, nil
 	}
+	replays, xfer, speed := b.size(3), b.toward(1, 0.5, 0.1, 1), b.toward(1, 0.95, 0.5, 1)
+	f.truth.Severity = round(1-xfer, 4)
 	f.apply = func(*world, time.Duration) {
-		g.cond.pcieWidth, g.cond.pcieReplays, g.cond.pcieSpeed = sp.PCIeWidth/2, 3, 0.5
-		g.cond.speed = min(g.cond.speed, 0.95)
+		g.cond.pcieWidth, g.cond.pcieReplays, g.cond.pcieSpeed = sp.PCIeWidth/2, replays, xfer
+		g.cond.speed = min(g.cond.speed, speed)
 	}
 	return f, nil
 }

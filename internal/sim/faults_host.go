@@ -26,9 +26,10 @@ func buildCPUSaturated(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	if spec.Variant == Subtle {
 		// The extra share lands on the CPUs' idle 60%.
 		busy, wait = subtleShift*cpuNoise/0.6, 0.01
-		f.truth.Severity = busy
-		f.truth.Summary = fmt.Sprintf("a background process takes %.0f%% of the CPUs of %s", 100*busy, n.name)
+		f.truth.Summary = fmt.Sprintf("a background process takes %.0f%% of the CPUs of %s", 100*b.size(busy), n.name)
 	}
+	busy, wait = clamp(b.size(busy), 0, 0.98), b.size(wait)
+	f.truth.Severity = round(map[bool]float64{true: busy, false: 0.6 * busy / 0.95}[spec.Variant == Subtle], 4)
 	f.apply = func(_ *world, since time.Duration) {
 		k := ramp(since, time.Minute)
 		n.cond.cpuBusy = max(n.cond.cpuBusy, busy*k)
@@ -51,8 +52,15 @@ func buildMemoryPressure(b *faultBuilder, spec FaultSpec) (*activeFault, error) 
 		Summary: fmt.Sprintf("a leak fills the memory of %s: MemoryPressure, memory stalls and a slower rank", n.name)}}
 	if spec.Variant == Subtle {
 		extra, wait = subtleShift*memNoise, 0
-		f.truth.Severity = extra
-		f.truth.Summary = fmt.Sprintf("memory use on %s runs %.0f%% above its peers'", n.name, 100*extra)
+		extra = b.size(extra)
+		f.truth.Severity = round(extra, 4)
+		f.truth.Summary = fmt.Sprintf("memory use on %s runs %.1f%% above its peers'", n.name, 100*extra)
+	} else {
+		// Past the kubelet's threshold whatever the scale: the fault is
+		// memory pressure; the scale moves how far past and the stall.
+		over := memPressureAt + 0.01 - n.host.baseMemUsed
+		extra, wait = clamp(over+b.size(extra-over), over, 0.54), b.size(wait)
+		f.truth.Severity = round(b.size(0.5), 4)
 	}
 	f.apply = func(_ *world, since time.Duration) {
 		k := ramp(since, 3*time.Minute)
@@ -82,9 +90,10 @@ func buildNetwork(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 		f.truth.Summary = fmt.Sprintf("InfiniBand port mlx5_%d of %s goes down; the job's collectives slow", port, n.name)
 	case Subtle:
 		ib, errs = 0.95, 0.2
-		f.truth.Severity = 1 - ib
-		f.truth.Summary = fmt.Sprintf("the InfiniBand fabric of %s logs a few symbol errors and runs 5%% slow", n.name)
+		f.truth.Summary = fmt.Sprintf("the InfiniBand fabric of %s logs a few symbol errors and runs %.0f%% slow", n.name, b.size(5))
 	}
+	ib, errs = b.toward(1, ib, 0.05, 1), b.size(errs)
+	f.truth.Severity = round(1-ib, 4)
 	downed := once(func() { n.host.ibDowned[port]++ })
 	f.apply = func(*world, time.Duration) {
 		n.cond.ib, n.cond.ibErrors = min(n.cond.ib, ib), errs
@@ -106,9 +115,12 @@ func buildInputPipeline(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	f := &activeFault{truth: Fault{Entity: map[string]string{"namespace": TrainingNamespace, "workload": TrainingJob}, Severity: 0.3,
 		Summary: "the shared file system slows: every rank of " + TrainingJob + " waits for its input"}}
 	if spec.Variant == Subtle {
-		wait, io = subtleShift*utilNoise*stepHealthy, 0.01
-		f.truth.Severity = wait / stepHealthy
+		wait, io = b.size(subtleShift*utilNoise*stepHealthy), b.size(0.01)
+		f.truth.Severity = round(wait/stepHealthy, 4)
 		f.truth.Summary = fmt.Sprintf("the shared file system slows a little: every step of %s waits %.1f%% longer for input", TrainingJob, 100*f.truth.Severity)
+	} else {
+		wait, io = b.size(wait), clamp(b.size(io), 0, 0.9)
+		f.truth.Severity = round(b.size(0.3), 4)
 	}
 	f.apply = func(_ *world, since time.Duration) {
 		k := ramp(since, 2*time.Minute)

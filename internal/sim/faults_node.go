@@ -24,10 +24,11 @@ func buildNodeDown(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	f := &activeFault{truth: Fault{Entity: nodeEntity(n), Severity: 1,
 		Summary: fmt.Sprintf("%s goes down; its rank dies and the job hangs", n.name)}}
 	if spec.Variant == Subtle {
+		off := b.span(75*time.Second, 30*time.Second)
 		f.truth.Severity = 0.05
-		f.truth.Summary = fmt.Sprintf("%s drops off the management network for 75s", n.name)
+		f.truth.Summary = fmt.Sprintf("%s drops off the management network for %s", n.name, off)
 		f.apply = func(_ *world, since time.Duration) {
-			if since < 75*time.Second {
+			if since < off {
 				n.cond.notReady, n.cond.dcgmDown, n.cond.nodeExpDown = true, true, true
 			}
 		}
@@ -65,11 +66,11 @@ func buildStraggler(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 		return nil, err
 	}
 	speed := 0.72
-	f := &activeFault{truth: Fault{Entity: nodeEntity(n), Severity: 1 - speed}}
 	if spec.Variant == Subtle {
 		speed = 1 - subtleShift*stepNoise
-		f.truth.Severity = 1 - speed
 	}
+	speed = b.toward(1, speed, 0.2, 1)
+	f := &activeFault{truth: Fault{Entity: nodeEntity(n), Severity: round(1-speed, 4)}}
 	f.truth.Summary = fmt.Sprintf("the rank on %s runs %.0f%% slow and the job waits for it", n.name, 100*(1-speed))
 	f.apply = func(*world, time.Duration) {
 		for _, g := range n.gpus {

@@ -29,7 +29,7 @@ func buildCrashLoop(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 		Summary: fmt.Sprintf("%s crashes on start over and over (CrashLoopBackOff) and serves nothing", p.name)}}
 	every, down := time.Duration(0), time.Duration(0)
 	if spec.Variant == Subtle {
-		every, down = 6*time.Minute, 40*time.Second
+		every, down = 6*time.Minute, b.span(40*time.Second, 2*b.w.cfg.ScrapeInterval)
 		f.truth.Severity = 0.1
 		f.truth.Summary = fmt.Sprintf("%s crashes every %s and is back within %s", p.name, every, down)
 	}
@@ -96,7 +96,10 @@ func buildEvicted(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	if spec.Variant == Subtle {
 		pending, reload, pressure = 10*time.Second, 20*time.Second, 0
 		f.truth.Severity = 0.1
-		f.truth.Summary = fmt.Sprintf("%s is evicted; its replacement %s serves within 30s", old.name, repl.name)
+	}
+	reload = b.span(reload, b.w.cfg.ScrapeInterval)
+	if spec.Variant == Subtle {
+		f.truth.Summary = fmt.Sprintf("%s is evicted; its replacement %s serves within %s", old.name, repl.name, pending+reload)
 	}
 	var at time.Time
 	evict := once(func() {

@@ -15,6 +15,11 @@ func buildCapacity(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	to := 1.5
 	if spec.Variant == Subtle {
 		to = 0.55
+		// From the load of the quietest hour (about 0.3 of capacity).
+		to = b.toward(0.3, to, 0.32, 0.95)
+	} else {
+		// Past capacity whatever the scale.
+		to = b.toward(1, to, 1.12, 3)
 	}
 	f := &activeFault{truth: Fault{
 		Entity:   map[string]string{"namespace": InferenceNamespace, "workload": s.name},
@@ -41,11 +46,12 @@ func buildKVCache(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	if err != nil {
 		return nil, err
 	}
-	extra := 0.985
-	f := &activeFault{truth: Fault{Entity: podEntity(r.pod), Severity: 0.7,
+	// Past where vLLM preempts whatever the scale.
+	extra := b.toward(0.9, 0.985, 0.93, 1)
+	f := &activeFault{truth: Fault{Entity: podEntity(r.pod), Severity: round(b.size(0.7), 4),
 		Summary: fmt.Sprintf("long contexts fill the KV cache of %s: it preempts and its queue grows", r.pod.name)}}
 	if spec.Variant == Subtle {
-		extra = subtleShift * kvNoise
+		extra = b.size(subtleShift * kvNoise)
 		f.truth.Severity = extra
 		f.truth.Summary = fmt.Sprintf("long contexts hold %.0f%% more of the KV cache of %s", 100*extra, r.pod.name)
 	}
@@ -87,13 +93,13 @@ func buildOOMKilled(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	if err != nil {
 		return nil, err
 	}
-	reload := oomReloadFor
+	reload := b.span(oomReloadFor, 2*b.w.cfg.ScrapeInterval)
 	f := &activeFault{truth: Fault{Entity: podEntity(r.pod), Severity: 0.6,
 		Summary: fmt.Sprintf("%s is OOMKilled and restarts; it serves nothing while it reloads its model", r.pod.name)}}
 	if spec.Variant == Subtle {
-		reload = 20 * time.Second
+		reload = b.span(20*time.Second, b.w.cfg.ScrapeInterval)
 		f.truth.Severity = 0.1
-		f.truth.Summary = fmt.Sprintf("%s is OOMKilled and is back within 20s", r.pod.name)
+		f.truth.Summary = fmt.Sprintf("%s is OOMKilled and is back within %s", r.pod.name, reload)
 	}
 	var at time.Time
 	kill := once(func() {
@@ -147,6 +153,10 @@ func buildDrift(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 		f.truth.Severity = drop / healthyAccuracy
 		f.truth.Summary = fmt.Sprintf("the traffic to %s drifts a little: prompts 15%% longer, accuracy down %.1f points", s.model, 100*drop)
 	}
+	prompt, gen, drop = b.toward(1, prompt, 1.01, 5), b.toward(1, gen, 0.2, 1), b.size(drop)
+	f.truth.Severity = round(drop/healthyAccuracy, 4)
+	f.truth.Summary = fmt.Sprintf("the traffic to %s drifts: prompts %.0f%% longer, answers %.0f%% shorter, accuracy down %.1f points",
+		s.model, 100*(prompt-1), 100*(1-gen), 100*drop)
 	f.apply = func(_ *world, since time.Duration) {
 		k := ramp(since, 10*time.Minute)
 		for _, r := range s.replicas {

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"math"
-	"math/rand/v2"
 	"time"
 )
 
@@ -37,7 +36,7 @@ type hostState struct {
 }
 
 // newHostState starts a node's counters as if it had run since its boot.
-func newHostState(cfg Config, n *node, r *rand.Rand) hostState {
+func newHostState(cfg Config, n *node, r *rng) hostState {
 	h := hostState{
 		cpu:  make([][len(cpuModes)]float64, cfg.NodeCPUs),
 		ibRx: make([]float64, n.hcas), ibTx: make([]float64, n.hcas), ibDowned: make([]float64, n.hcas),
@@ -62,7 +61,7 @@ func (h *hostState) setRole(training bool) {
 }
 
 // fill sets every counter to what secs seconds of healthy running give.
-func (h *hostState) fill(secs float64, r *rand.Rand) {
+func (h *hostState) fill(secs float64, r *rng) {
 	for c := range h.cpu {
 		fr := h.modeShares(0, r)
 		for m := range cpuModes {
@@ -83,7 +82,7 @@ func (h *hostState) fill(secs float64, r *rand.Rand) {
 }
 
 // modeShares are one CPU's mode shares this tick, extra busy added.
-func (h *hostState) modeShares(extra float64, r *rand.Rand) [len(cpuModes)]float64 {
+func (h *hostState) modeShares(extra float64, r *rng) [len(cpuModes)]float64 {
 	var fr [len(cpuModes)]float64
 	fr[1] = clamp(0.01+gauss(r, 0.003), 0, 1)        // iowait
 	fr[2] = 0.002                                    // irq

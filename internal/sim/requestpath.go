@@ -55,13 +55,14 @@ func (s *Simulator) RequestPath() reqpath.Config {
 		if f.Subtle {
 			rf.Variant = reqpath.VariantSubtle
 		}
+		rf.Severity = requestPathSeverity(f.Kind, rf.Variant, s.cfg.FaultScale)
 		switch f.Kind {
 		case reqpath.KindInferenceCapacitySaturated:
 			rf.Entity = map[string]string{"service": c.serve.name}
 		case reqpath.KindKVCacheExhausted:
 			// One replica of the deployment preempts.
 			rf.Entity = map[string]string{"service": c.serve.name}
-			rf.Severity = reqpath.DefaultSeverity(f.Kind, rf.Variant) / float64(len(c.serve.replicas))
+			rf.Severity /= float64(len(c.serve.replicas))
 		}
 		rc.Faults = append(rc.Faults, rf)
 	}
@@ -84,6 +85,7 @@ func buildRequestPath(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	if spec.Variant == Subtle {
 		f.Variant = reqpath.VariantSubtle
 	}
+	f.Severity = requestPathSeverity(spec.Kind, f.Variant, b.w.cfg.FaultScale)
 	rc.Faults = []reqpath.Fault{f}
 	done := rc.WithDefaults().Faults[0]
 	sev := done.Severity
@@ -99,6 +101,18 @@ func buildRequestPath(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	}
 	return &activeFault{truth: Fault{Entity: done.Entity, Severity: sev, Summary: summary + " (request path only)"},
 		apply: func(*world, time.Duration) {}}, nil
+}
+
+// requestPathSeverity is a request-path fault's severity (in its kind's
+// unit, see internal/sim/reqpath) at the run's fault scale: a multiplier's
+// distance from 1 or a probability, scaled.
+func requestPathSeverity(kind, variant string, scale float64) float64 {
+	sev := reqpath.DefaultSeverity(kind, variant)
+	switch kind {
+	case reqpath.KindDependencySlow, reqpath.KindInferenceCapacitySaturated:
+		return clamp(1+(sev-1)*scale, 1.01, 20)
+	}
+	return clamp(sev*scale, 0.001, 1)
 }
 
 func fmtFactor(f float64) string {

@@ -3,7 +3,6 @@ package sim
 import (
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"time"
 )
 
@@ -29,7 +28,7 @@ type serving struct {
 	name, rs, model string
 	generation      float64
 	replicas        []*replica
-	rng             *rand.Rand
+	rng             *rng
 	// trafficMul multiplies the offered load this tick (1 healthy).
 	trafficMul float64
 	// rate is the deployment's offered request rate this tick.
@@ -41,7 +40,7 @@ type serving struct {
 // replica is one vLLM server: a pod of GPUsPerReplica GPUs.
 type replica struct {
 	pod                       *pod
-	rng                       *rand.Rand
+	rng                       *rng
 	waiting, running, kv      float64
 	load                      float64 // share of capacity used this tick
 	promptTokens, genTokens   float64
@@ -58,12 +57,12 @@ type replica struct {
 	promptMul, genMul float64
 }
 
-func (c *cluster) newServing(r *rand.Rand) *serving {
+func (c *cluster) newServing(r *rng) *serving {
 	s := &serving{
 		name:       workloadName(c.cfg.ServedModel),
 		model:      c.cfg.ServedModel,
 		generation: float64(3 + r.IntN(5)),
-		rng:        newRand(c.cfg.Seed, "serving"),
+		rng:        newRand(c.cfg, "serving"),
 	}
 	s.rs = s.name + "-" + podSuffix(r, 10)
 	perNode := c.cfg.GPUsPerNode / c.cfg.GPUsPerReplica
@@ -83,7 +82,7 @@ func (c *cluster) newServing(r *rand.Rand) *serving {
 		}
 		c.addPod(p, n, n.gpus[first:first+c.cfg.GPUsPerReplica])
 		rep := &replica{
-			pod: p, rng: newRand(c.cfg.Seed, "replica", fmt.Sprint(i)),
+			pod: p, rng: newRand(c.cfg, "replica", fmt.Sprint(i)),
 			ttft: newHist(vllmTTFTBuckets), itl: newHist(vllmITLBuckets),
 			e2e: newHist(vllmRequestLatencyBuckets), queue: newHist(vllmRequestLatencyBuckets),
 			promptHist: newHist(vllmTokenBuckets), genHist: newHist(vllmTokenBuckets),
@@ -96,7 +95,7 @@ func (c *cluster) newServing(r *rand.Rand) *serving {
 
 // placeNotebook puts the research notebook on the first free GPU after the
 // replicas.
-func (c *cluster) placeNotebook(r *rand.Rand) *pod {
+func (c *cluster) placeNotebook(r *rng) *pod {
 	for _, n := range c.nodes[c.cfg.TrainingNodes:] {
 		for _, g := range n.gpus {
 			if g.pod != nil {

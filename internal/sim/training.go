@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"time"
 )
 
@@ -38,7 +37,7 @@ const (
 type trainJob struct {
 	name, namespace string
 	ranks           []*pod
-	rng             *rand.Rand
+	rng             *rng
 	// lag is how many ticks a rank's trouble takes to show in its peers
 	// (one DCGM interval: the collectives back up).
 	lag int
@@ -71,11 +70,11 @@ type rankStep struct {
 	loading  bool    // restarting: loading the checkpoint
 }
 
-func (c *cluster) newTrainJob(r *rand.Rand) *trainJob {
+func (c *cluster) newTrainJob(r *rng) *trainJob {
 	j := &trainJob{
 		name:         TrainingJob,
 		namespace:    TrainingNamespace,
-		rng:          newRand(c.cfg.Seed, "train"),
+		rng:          newRand(c.cfg, "train"),
 		lag:          int(c.cfg.DCGMInterval / c.cfg.ScrapeInterval),
 		checkpointAt: time.Duration(r.Int64N(int64(c.cfg.CheckpointEvery/time.Second))) * time.Second,
 	}

@@ -49,7 +49,7 @@ func newWorld(cfg Config, sc Scenario) (*world, error) {
 
 // initGPUs sets the GPUs' counters to what their uptime gives.
 func (w *world) initGPUs() {
-	r := newRand(w.cfg.Seed, "gpu-init")
+	r := newRand(w.cfg, "gpu-init")
 	for _, n := range w.c.nodes {
 		up := w.cfg.Start.Sub(n.boot).Seconds()
 		for _, g := range n.gpus {
