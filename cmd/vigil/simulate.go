@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -24,6 +25,11 @@ type simulateFlags struct {
 	gpuModel      string
 	nodes         int
 	asJSON        bool
+	// onset is every fault's offset from the start (0: drawn); node and
+	// gpu pin the first fault.
+	onset                  time.Duration
+	node, gpu              string
+	faultScale, noiseScale float64
 }
 
 // simulateReport is what `vigil simulate --json` prints.
@@ -40,7 +46,7 @@ type simulateReport struct {
 func newSimulateCmd(e *env) *cobra.Command {
 	var f simulateFlags
 	cmd := &cobra.Command{
-		Use:   "simulate (--list | --scenario NAME [--seed N] [--duration D] [--start TIME] --out DIR)",
+		Use:   "simulate (--list | --scenario NAME [--seed N] [--duration D] [--start TIME] [--onset D] [--node NAME] [--gpu N] --out DIR)",
 		Short: "Write a simulated GPU cluster's telemetry and its ground truth",
 		Long: `Simulate a GPU cluster — an 8-node synchronous training job and a vLLM
 deployment on 10 nodes of 8 GPUs by default — with dcgm-exporter,
@@ -56,7 +62,9 @@ inject a scenario's faults, and write:
 
 Scenarios are healthy, a cause kind (nvlink_degraded), a variant
 (nvlink_degraded/subtle) or two faults at once (KIND+KIND); --list prints the
-named ones. The same scenario, seed, duration and start give the same bytes.`,
+named ones. Each fault's onset is drawn between 40% and 65% of the run unless
+--onset sets it; its node and GPU are drawn unless --node and --gpu pin the
+first fault's. The same flags give the same bytes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSimulate(cmd, e, f)
@@ -72,6 +80,11 @@ named ones. The same scenario, seed, duration and start give the same bytes.`,
 	fl.StringVar(&f.gpuModel, "gpu-model", sim.DefaultGPUModel, "the GPU model: A100, H100 or H200")
 	fl.IntVar(&f.nodes, "nodes", sim.DefaultNodes, "the number of GPU nodes")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	fl.DurationVar(&f.onset, "onset", 0, "every fault's onset, as an offset from the start (default: drawn)")
+	fl.StringVar(&f.node, "node", "", "the first fault's node, e.g. gpu-node-06 (default: drawn)")
+	fl.StringVar(&f.gpu, "gpu", "", "the first fault's GPU index on its node (default: drawn)")
+	fl.Float64Var(&f.faultScale, "fault-scale", 1, "multiply every fault's effect size (0.5 to 1.5 in evaluations)")
+	fl.Float64Var(&f.noiseScale, "noise-scale", 1, "multiply every noise amplitude")
 	return cmd
 }
 
@@ -101,7 +114,14 @@ func runSimulate(cmd *cobra.Command, e *env, f simulateFlags) error {
 	if err != nil {
 		return usagef("simulate: --start: %v", err)
 	}
-	cfg := sim.Config{Seed: f.seed, Start: start, Duration: f.duration, GPUModel: f.gpuModel, Nodes: f.nodes}
+	if err := pinFaults(cmd, &sc, f); err != nil {
+		return err
+	}
+	cfg := sim.Config{Seed: f.seed, Start: start, Duration: f.duration, GPUModel: f.gpuModel, Nodes: f.nodes,
+		FaultScale: f.faultScale, NoiseScale: f.noiseScale}
+	if !(f.faultScale > 0) || !(f.noiseScale > 0) {
+		return usagef("simulate: --fault-scale and --noise-scale must be above 0")
+	}
 	if f.nodes <= sim.DefaultTrainingNodes {
 		// A small cluster: the job leaves one node to the inference
 		// replicas and the notebook, as many replicas as fit.
@@ -111,6 +131,15 @@ func runSimulate(cmd *cobra.Command, e *env, f simulateFlags) error {
 	s, err := sim.New(cfg, sc)
 	if err != nil {
 		return usagef("simulate: %v", err)
+	}
+	if t := s.Truth(); len(t) > 0 {
+		e := t[0].Entity
+		switch {
+		case f.node != "" && e["node"] == "" && e["pod"] == "":
+			return usagef("simulate: --node: %s does not strike a node", t[0].Kind)
+		case f.gpu != "" && e["gpu"] == "" && e["node"] == "":
+			return usagef("simulate: --gpu: %s does not strike a GPU", t[0].Kind)
+		}
 	}
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		return fmt.Errorf("simulate: %w", err)
@@ -140,6 +169,40 @@ func runSimulate(cmd *cobra.Command, e *env, f simulateFlags) error {
 		rep.Scenario, rep.Seed, rep.Start.Format(time.RFC3339), rep.End.Format(time.RFC3339), len(rep.Faults),
 		strings.Join(files, ", "))
 	return err
+}
+
+// pinFaults applies --onset to every fault of sc and --node and --gpu to
+// its first.
+func pinFaults(cmd *cobra.Command, sc *sim.Scenario, f simulateFlags) error {
+	fl := cmd.Flags()
+	if fl.Changed("onset") {
+		switch {
+		case f.onset <= 0 || f.onset >= f.duration:
+			return usagef("simulate: --onset %s is outside the run: give an offset in (0, %s)", f.onset, f.duration)
+		case len(sc.Faults) == 0:
+			return usagef("simulate: --onset needs a scenario with a fault, not %s", sc.Name)
+		}
+		for i := range sc.Faults {
+			sc.Faults[i].After = f.onset
+		}
+	}
+	for _, name := range []string{"node", "gpu"} {
+		if fl.Changed(name) && len(sc.Faults) == 0 {
+			return usagef("simulate: --%s needs a scenario with a fault, not %s", name, sc.Name)
+		}
+	}
+	if f.gpu != "" {
+		if n, err := strconv.Atoi(f.gpu); err != nil || n < 0 {
+			return usagef("simulate: --gpu %q is not a GPU index (0, 1, ...)", f.gpu)
+		}
+	}
+	if fl.Changed("node") && f.node == "" {
+		return usagef("simulate: --node is empty")
+	}
+	if len(sc.Faults) > 0 {
+		sc.Faults[0].Node, sc.Faults[0].GPU = f.node, f.gpu
+	}
+	return nil
 }
 
 // writeJSON writes v indented, a list never null.

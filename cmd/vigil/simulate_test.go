@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -101,4 +102,50 @@ func TestSimulateSmallCluster(t *testing.T) {
 	require.NoError(t, r.err, r.stderr)
 	rep := decodeOne[simulateReport](t, r.stdout)
 	require.Equal(t, "gpu-node-01", rep.Faults[0].Entity["node"])
+}
+
+// TestSimulatePin: --onset sets every fault's onset, --node and --gpu pin
+// the first fault; bad values are exit 2 with one line.
+func TestSimulatePin(t *testing.T) {
+	dir := t.TempDir()
+	r := runVigil(t, "", "simulate", "--scenario", "nvlink_degraded+exporter_down", "--duration", "4m", "--onset", "90s",
+		"--node", "gpu-node-03", "--gpu", "5", "--out", dir, "--json")
+	require.NoError(t, r.err, r.stderr)
+	rep := decodeOne[simulateReport](t, r.stdout)
+	require.Len(t, rep.Faults, 2)
+	for _, f := range rep.Faults {
+		require.Equal(t, rep.Start.Add(90*time.Second), f.Onset, f.Kind)
+	}
+	require.Equal(t, map[string]string{"node": "gpu-node-03", "gpu": "5"}, rep.Faults[0].Entity)
+	require.NotEqual(t, "gpu-node-03", rep.Faults[1].Entity["node"], "the second fault is drawn elsewhere")
+
+	// A pod fault pinned to a node strikes a replica there.
+	r = runVigil(t, "", "simulate", "--scenario", "pod_oom_killed", "--duration", "2m", "--node", "gpu-node-09", "--out", dir, "--json")
+	require.NoError(t, r.err, r.stderr)
+	require.Contains(t, decodeOne[simulateReport](t, r.stdout).Faults[0].Entity["pod"], "vllm-")
+
+	empty := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--scenario", "nvlink_degraded", "--onset", "-1m"}, "--onset -1m0s is outside the run"},
+		{[]string{"--scenario", "nvlink_degraded", "--onset", "2h"}, "--onset 2h0m0s is outside the run"},
+		{[]string{"--scenario", "nvlink_degraded", "--onset", "soon"}, "onset"},
+		{[]string{"--scenario", "healthy", "--onset", "10m"}, "--onset needs a scenario with a fault"},
+		{[]string{"--scenario", "healthy", "--node", "gpu-node-01"}, "--node needs a scenario with a fault"},
+		{[]string{"--scenario", "nvlink_degraded", "--node", "gpu-node-99"}, `node "gpu-node-99" is not one this fault can hit`},
+		{[]string{"--scenario", "nvlink_degraded", "--node", "gpu-node-10"}, `node "gpu-node-10" is not one this fault can hit`},
+		{[]string{"--scenario", "nvlink_degraded", "--gpu", "x"}, `--gpu "x" is not a GPU index`},
+		{[]string{"--scenario", "nvlink_degraded", "--gpu", "-1"}, `--gpu "-1" is not a GPU index`},
+		{[]string{"--scenario", "nvlink_degraded", "--node", "gpu-node-02", "--gpu", "9"}, `GPU "9" of gpu-node-02 is not one this fault can hit`},
+		{[]string{"--scenario", "tenant_failure", "--node", "gpu-node-02"}, "--node: tenant_failure does not strike a node"},
+		{[]string{"--scenario", "healthy", "--fault-scale", "0"}, "--fault-scale and --noise-scale must be above 0"},
+		{[]string{"--scenario", "healthy", "--noise-scale", "9"}, "noise scale 9 is outside"},
+	} {
+		requireUsage(t, runVigil(t, "", append([]string{"simulate", "--out", empty}, c.args...)...), c.want)
+	}
+	entries, err := os.ReadDir(empty)
+	require.NoError(t, err)
+	require.Empty(t, entries, "nothing is written on bad input")
 }
