@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/vigil-obs/vigil/internal/eval"
 )
 
 // usageError is bad input or usage: exit code 2.
@@ -82,6 +84,9 @@ type env struct {
 	stdout, stderr io.Writer
 	now            func() time.Time
 	logLevel       string
+	// evalEngine is the engine `vigil eval` scores; nil is the real one
+	// (tests give a fake).
+	evalEngine eval.DiagnoseFunc
 }
 
 func (e *env) logger() *slog.Logger {
@@ -118,7 +123,7 @@ func newRoot(e *env) *cobra.Command {
 		return nil
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newVersionCmd(e), newServeCmd(e), newImportCmd(e), newTopologyCmd(e), newSimulateCmd(e))
+	root.AddCommand(newVersionCmd(e), newServeCmd(e), newImportCmd(e), newTopologyCmd(e), newSimulateCmd(e), newEvalCmd(e))
 	return root
 }
 

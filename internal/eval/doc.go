@@ -1,0 +1,13 @@
+// Package eval owns the evaluation harness behind `vigil eval`: it runs the
+// simulator's scenarios (internal/sim) into fresh embedded stores, asks a
+// diagnosis engine about each at the run's end and, for time to detect,
+// every 30 s from each fault's onset, and scores the answers against the
+// simulator's ground truth — AC@1 and AC@3, precision, recall and F1 of the
+// faulty-entity call, false alarms on healthy runs, time to detect and a
+// calibration (reliability) table with its expected calibration error.
+//
+// It does not own the engine: it takes one through DiagnoseFunc, so that
+// tests give it a fake and `vigil eval` the real internal/diagnose engine.
+// It does not own the scenarios either; Suite only picks named ones and
+// their seeds.
+package eval

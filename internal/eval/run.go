@@ -1,0 +1,222 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vigil-obs/vigil/internal/diagnose"
+	"github.com/vigil-obs/vigil/internal/sim"
+	"github.com/vigil-obs/vigil/internal/store"
+)
+
+// DiagnoseFunc diagnoses src at at, reading no sample after at: the real
+// engine's (*diagnose.Engine).Diagnose, or a fake in tests.
+type DiagnoseFunc func(ctx context.Context, src diagnose.Source, at time.Time) (*diagnose.Report, error)
+
+// Options configure Run.
+type Options struct {
+	// Diagnose is the engine under evaluation (required).
+	Diagnose DiagnoseFunc
+	// Parallel is how many cases run at once (default 1).
+	Parallel int
+	// Progress gets one line per finished case (nil: none).
+	Progress io.Writer
+	// TempDir holds the cases' stores while they run (default os.TempDir).
+	TempDir string
+	// Step is the time-to-detect grid after each onset (default 30s, the
+	// DCGM interval); Horizon is how long after the onset to look (default
+	// 10m).
+	Step, Horizon time.Duration
+}
+
+// Defaults of Options.
+const (
+	DefaultStep    = 30 * time.Second
+	DefaultHorizon = 10 * time.Minute
+)
+
+func (o Options) withDefaults() Options {
+	if o.Parallel <= 0 {
+		o.Parallel = 1
+	}
+	if o.Step <= 0 {
+		o.Step = DefaultStep
+	}
+	if o.Horizon <= 0 {
+		o.Horizon = DefaultHorizon
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o
+}
+
+// Run simulates, diagnoses and scores every case, up to opts.Parallel at a
+// time, and aggregates the scores per suite. It stops at the first error
+// (a scenario that does not simulate, a store that does not open, an
+// engine error) and returns it.
+func Run(ctx context.Context, cases []Case, opts Options) (*Result, error) {
+	if opts.Diagnose == nil {
+		return nil, errors.New("eval: no diagnose function")
+	}
+	opts = opts.withDefaults()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	results := make([]CaseResult, len(cases))
+	next := make(chan int)
+	var (
+		mu       sync.Mutex
+		firstErr error
+		done     int
+		wg       sync.WaitGroup
+	)
+	for range min(opts.Parallel, len(cases)) {
+		wg.Go(func() {
+			for i := range next {
+				began := time.Now()
+				r, err := runCase(ctx, cases[i], opts)
+				mu.Lock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = fmt.Errorf("%s %s seed %d: %w", cases[i].Suite, cases[i].Scenario, cases[i].Seed, err)
+					}
+					cancel()
+				} else {
+					results[i] = *r
+					done++
+					fmt.Fprintf(opts.Progress, "eval: %d/%d %s %s seed %d: %s (%.1fs)\n", done, len(cases),
+						cases[i].Suite, cases[i].Scenario, cases[i].Seed, r.outcome(), time.Since(began).Seconds())
+				}
+				mu.Unlock()
+			}
+		})
+	}
+feed:
+	for i := range cases {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return newResult(results, opts.Horizon), nil
+}
+
+// runCase simulates one case into a fresh store, diagnoses it and judges
+// the reports.
+func runCase(ctx context.Context, c Case, opts Options) (_ *CaseResult, err error) {
+	sc, err := sim.ParseScenario(c.Scenario)
+	if err != nil {
+		return nil, err
+	}
+	cfg := c.Config
+	cfg.Seed = c.Seed
+	s, err := sim.New(cfg, sc)
+	if err != nil {
+		return nil, err
+	}
+	cfg = s.Config()
+	dir, err := os.MkdirTemp(opts.TempDir, "vigil-eval-*")
+	if err != nil {
+		return nil, fmt.Errorf("create store directory: %w", err)
+	}
+	defer func() {
+		if rerr := os.RemoveAll(dir); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("remove store directory: %w", rerr))
+		}
+	}()
+	clock := sim.NewClock(cfg.Start)
+	scfg := store.DefaultEmbeddedConfig(dir)
+	scfg.OutOfOrderWindow = 0
+	scfg.MaxExemplars = 0
+	st, err := store.OpenEmbedded(scfg, clock.Now, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	defer func() {
+		if cerr := st.Close(); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+		}
+	}()
+	if err := s.Run(ctx, st, sim.RunOptions{Clock: clock}); err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
+	end := clock.Now()
+	truth := s.Truth()
+	rep, err := opts.Diagnose(ctx, st, end)
+	if err != nil {
+		return nil, fmt.Errorf("diagnose at %s: %w", end.Format(time.RFC3339), err)
+	}
+	r := judge(c, cfg, truth, rep)
+	for i := range r.Faults {
+		ttd, err := timeToDetect(ctx, st, truth, i, end, opts)
+		if err != nil {
+			return nil, err
+		}
+		r.Faults[i].TTD = ttd
+	}
+	return r, nil
+}
+
+// timeToDetect diagnoses src every opts.Step from truth[i]'s onset up to
+// opts.Horizon after it (and not after end) and returns the time from the
+// onset to the first report that ranks truth[i] first; nil when none does.
+func timeToDetect(ctx context.Context, src diagnose.Source, truth []sim.Fault, i int, end time.Time, opts Options) (*Seconds, error) {
+	onset := truth[i].Onset
+	for d := time.Duration(0); d <= opts.Horizon; d += opts.Step {
+		at := onset.Add(d)
+		if at.After(end) {
+			break
+		}
+		rep, err := opts.Diagnose(ctx, src, at)
+		if err != nil {
+			return nil, fmt.Errorf("diagnose at %s: %w", at.Format(time.RFC3339), err)
+		}
+		if bestRank(truth, i, rep) == 1 {
+			s := Seconds(d.Seconds())
+			return &s, nil
+		}
+	}
+	return nil, nil
+}
+
+// outcome is the progress line's summary of a case.
+func (r *CaseResult) outcome() string {
+	if len(r.Faults) == 0 {
+		if r.Healthy {
+			return "healthy"
+		}
+		return "FALSE ALARM"
+	}
+	parts := make([]string, 0, len(r.Faults))
+	for _, f := range r.Faults {
+		s := f.Kind + " "
+		if f.Rank > 0 {
+			s += fmt.Sprintf("rank %d", f.Rank)
+		} else {
+			s += "not named"
+		}
+		if f.TTD != nil {
+			s += fmt.Sprintf(", first after %s", f.TTD.Duration())
+		} else {
+			s += ", not first within the horizon"
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
+}

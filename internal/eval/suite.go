@@ -1,0 +1,182 @@
+package eval
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vigil-obs/vigil/internal/sim"
+)
+
+// Case is one simulated run to diagnose: a scenario, a seed and the
+// simulator config (zero fields take the simulator's defaults; its Seed is
+// replaced by the case's).
+type Case struct {
+	// Suite names the table the case is scored in (main, subtle, ...).
+	Suite string
+	// Scenario is a name sim.ParseScenario reads.
+	Scenario string
+	// Seed is the simulator's seed.
+	Seed uint64
+	// Config overrides the simulator's defaults (the unseen suite sets its
+	// FaultScale and NoiseScale).
+	Config sim.Config
+}
+
+// ErrUnknownSuite is wrapped by Suite's error for a name Suites does not
+// list.
+var ErrUnknownSuite = errors.New("unknown suite")
+
+// Suite names (see Suites).
+const (
+	SuiteSmall  = "small"
+	SuiteMain   = "main"
+	SuiteSubtle = "subtle"
+	SuiteUnseen = "unseen"
+	SuiteLater  = "later"
+	SuiteAll    = "all"
+)
+
+// DefaultSeeds is the number of seeds per scenario when none is given.
+const DefaultSeeds = 3
+
+// UnseenSeed is the first seed of the unseen suite: seeds from it on are
+// never used in development.
+const UnseenSeed = 1_000_000
+
+// laterKinds are the kinds later issues diagnose (the request path and
+// drift): suite later reports them, no other suite runs them.
+var laterKinds = []string{"dependency_slow", "tenant_failure", "model_drift"}
+
+// Suites lists the suite names, in the order `vigil eval --help` gives.
+func Suites() []string {
+	return []string{SuiteSmall, SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteAll}
+}
+
+// Suite returns the cases of a named suite with seeds seeds per scenario
+// (0: DefaultSeeds; the small suite always has one):
+//
+//   - small: every in-scope scenario that is not subtle, one seed, and
+//     healthy with three, 30 minutes each (what CI runs);
+//   - main: the same scenarios with seeds seeds, healthy with 3×seeds, an
+//     hour each;
+//   - subtle: the subtle variants of the in-scope kinds;
+//   - unseen: main's scenarios on seeds from UnseenSeed, with fault and
+//     noise sizes drawn from the seed in [0.5, 1.5];
+//   - later: dependency_slow, tenant_failure and model_drift, reported but
+//     not barred;
+//   - all: main, subtle, unseen and later, each its own table.
+//
+// In scope are the kinds of `vigil simulate --list` except the later ones
+// and metric_anomaly.
+func Suite(name string, seeds int) ([]Case, error) {
+	if seeds < 0 {
+		return nil, fmt.Errorf("seeds must not be negative, got %d", seeds)
+	}
+	if seeds == 0 {
+		seeds = DefaultSeeds
+	}
+	plain, subtle := inScope()
+	hour := sim.Config{Duration: time.Hour}
+	switch name {
+	case SuiteSmall:
+		cfg := sim.Config{Duration: 30 * time.Minute}
+		return append(cases(SuiteSmall, []string{sim.Healthy}, seeds1(3), cfg), cases(SuiteSmall, plain, seeds1(1), cfg)...), nil
+	case SuiteMain:
+		return append(cases(SuiteMain, []string{sim.Healthy}, seeds1(3*seeds), hour), cases(SuiteMain, plain, seeds1(seeds), hour)...), nil
+	case SuiteSubtle:
+		return cases(SuiteSubtle, subtle, seeds1(seeds), hour), nil
+	case SuiteUnseen:
+		out := append(cases(SuiteUnseen, []string{sim.Healthy}, seedsFrom(UnseenSeed, 3*seeds), hour),
+			cases(SuiteUnseen, plain, seedsFrom(UnseenSeed, seeds), hour)...)
+		for i := range out {
+			out[i].Config.FaultScale, out[i].Config.NoiseScale = drawScales(out[i].Scenario, out[i].Seed)
+		}
+		return out, nil
+	case SuiteLater:
+		return cases(SuiteLater, laterKinds, seeds1(seeds), hour), nil
+	case SuiteAll:
+		var out []Case
+		for _, s := range []string{SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater} {
+			c, err := Suite(s, seeds)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, c...)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("%w %q (the suites are %s)", ErrUnknownSuite, name, strings.Join(Suites(), ", "))
+}
+
+// Scenarios returns the cases of the named scenarios, seeds seeds each
+// (0: DefaultSeeds), in suite "custom" with cfg: an ad-hoc suite.
+func Scenarios(names []string, seeds int, cfg sim.Config) ([]Case, error) {
+	if seeds <= 0 {
+		seeds = DefaultSeeds
+	}
+	for _, n := range names {
+		if _, err := sim.ParseScenario(n); err != nil {
+			return nil, err
+		}
+	}
+	return cases("custom", names, seeds1(seeds), cfg), nil
+}
+
+// inScope splits the scenarios this issue diagnoses into the plain ones
+// (default and named variants, pairs) and the subtle ones.
+func inScope() (plain, subtle []string) {
+	for _, name := range sim.ScenarioNames() {
+		sc, err := sim.ParseScenario(name)
+		if err != nil || len(sc.Faults) == 0 || strings.Contains(name, "metric_anomaly") {
+			continue
+		}
+		later, isSubtle := false, false
+		for _, f := range sc.Faults {
+			later = later || slices.Contains(laterKinds, f.Kind)
+			isSubtle = isSubtle || f.Variant == sim.Subtle
+		}
+		switch {
+		case later:
+		case isSubtle:
+			subtle = append(subtle, name)
+		default:
+			plain = append(plain, name)
+		}
+	}
+	return plain, subtle
+}
+
+func cases(suite string, scenarios []string, seeds []uint64, cfg sim.Config) []Case {
+	var out []Case
+	for _, sc := range scenarios {
+		for _, s := range seeds {
+			out = append(out, Case{Suite: suite, Scenario: sc, Seed: s, Config: cfg})
+		}
+	}
+	return out
+}
+
+func seeds1(n int) []uint64 { return seedsFrom(1, n) }
+
+func seedsFrom(first uint64, n int) []uint64 {
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = first + uint64(i)
+	}
+	return out
+}
+
+// drawScales draws the unseen suite's fault and noise scales from the seed
+// and the scenario (so that every case gets its own), each uniform in
+// [0.5, 1.5).
+func drawScales(scenario string, seed uint64) (fault, noise float64) {
+	h := fnv.New64a()
+	h.Write([]byte(scenario))
+	r := rand.New(rand.NewPCG(seed, h.Sum64()))
+	return 0.5 + r.Float64(), 0.5 + r.Float64()
+}

@@ -1,0 +1,85 @@
+package eval
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vigil-obs/vigil/internal/sim"
+)
+
+func TestSuites(t *testing.T) {
+	count := func(cs []Case, scenario string) int {
+		n := 0
+		for _, c := range cs {
+			if c.Scenario == scenario {
+				n++
+			}
+		}
+		return n
+	}
+	small, err := Suite(SuiteSmall, 5)
+	require.NoError(t, err)
+	require.Equal(t, 3, count(small, sim.Healthy))
+	require.Equal(t, 1, count(small, "nvlink_degraded"))
+	require.Equal(t, 1, count(small, "nvlink_degraded/node"), "named variants that are not subtle")
+	require.Equal(t, 1, count(small, "nvlink_degraded+exporter_down"), "pairs")
+	for _, c := range small {
+		require.Equal(t, SuiteSmall, c.Suite)
+		require.Equal(t, 30*time.Minute, c.Config.Duration)
+		require.NotContains(t, c.Scenario, "subtle")
+		for _, k := range laterKinds {
+			require.NotContains(t, c.Scenario, k)
+		}
+		_, err := sim.ParseScenario(c.Scenario)
+		require.NoError(t, err)
+	}
+
+	main, err := Suite(SuiteMain, 0)
+	require.NoError(t, err)
+	require.Equal(t, 9, count(main, sim.Healthy))
+	require.Equal(t, 3, count(main, "gpu_lost"))
+	require.Equal(t, time.Hour, main[0].Config.Duration)
+	require.Equal(t, 3*len(small)-3*3+9, len(main))
+
+	subtle, err := Suite(SuiteSubtle, 2)
+	require.NoError(t, err)
+	require.Equal(t, 2, count(subtle, "gpu_lost/subtle"))
+	require.Zero(t, count(subtle, "model_drift/subtle"))
+	for _, c := range subtle {
+		require.True(t, strings.HasSuffix(c.Scenario, "/subtle"), c.Scenario)
+	}
+
+	unseen, err := Suite(SuiteUnseen, 1)
+	require.NoError(t, err)
+	scales := map[float64]bool{}
+	for _, c := range unseen {
+		require.GreaterOrEqual(t, c.Seed, uint64(UnseenSeed))
+		for _, v := range []float64{c.Config.FaultScale, c.Config.NoiseScale} {
+			require.GreaterOrEqual(t, v, 0.5)
+			require.Less(t, v, 1.5)
+			scales[v] = true
+		}
+	}
+	require.Len(t, scales, 2*len(unseen), "drawn per case and per scale")
+	again, err := Suite(SuiteUnseen, 1)
+	require.NoError(t, err)
+	require.Equal(t, unseen, again, "deterministic")
+
+	later, err := Suite(SuiteLater, 1)
+	require.NoError(t, err)
+	require.Equal(t, []string{"dependency_slow", "tenant_failure", "model_drift"}, []string{later[0].Scenario, later[1].Scenario, later[2].Scenario})
+
+	all, err := Suite(SuiteAll, 1)
+	require.NoError(t, err)
+	m1, _ := Suite(SuiteMain, 1)
+	require.Equal(t, len(m1)+len(subtle)/2+len(unseen)+len(later), len(all))
+
+	_, err = Suite("nope", 1)
+	require.ErrorIs(t, err, ErrUnknownSuite)
+	require.ErrorContains(t, err, `unknown suite "nope" (the suites are small, main, subtle, unseen, later, all)`)
+	_, err = Suite(SuiteMain, -1)
+	require.Error(t, err)
+}
