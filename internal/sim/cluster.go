@@ -78,6 +78,9 @@ type pod struct {
 	cpuRequest, memRequest   float64
 	created                  time.Time
 	st                       podState
+	// memLeak is the share of the way from the container's usual working
+	// set to its memory limit a leak has taken it this tick (0 healthy).
+	memLeak float64
 	// rep is the vLLM replica the pod runs, if any; training marks a rank
 	// of the training job.
 	rep      *replica
@@ -94,6 +97,9 @@ type podState struct {
 	lastTerminated time.Time // when
 	waitingReason  string
 	started        time.Time // kube_pod_start_time
+	// oomKills counts the OOM kills in the pod's cgroup (cAdvisor's
+	// pod-level container_oom_events_total).
+	oomKills float64
 }
 
 // newCluster lays out the cluster a resolved, valid Config describes.

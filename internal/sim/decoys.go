@@ -103,7 +103,7 @@ func newDecoys(w *world) []decoy {
 		fmt.Sprintf("%s GPU %d still shows XID %.0f from days ago", old.node.name, old.idx, decoyOldXID)},
 		func(*world, time.Time) {}})
 	oomPod := c.serve.replicas[r.IntN(len(c.serve.replicas))].pod
-	oomPod.st.restarts, oomPod.st.lastReason = 1, "OOMKilled"
+	oomPod.st.restarts, oomPod.st.lastReason, oomPod.st.oomKills = 1, "OOMKilled", 1
 	oomPod.st.lastTerminated = cfg.Start.Add(-decoyOOMAge)
 	oomPod.created = oomPod.st.lastTerminated.Add(-2 * time.Hour)
 	oomPod.st.started = oomPod.created

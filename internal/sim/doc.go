@@ -17,8 +17,11 @@
 //   - kube-state-metrics, node-exporter (CPU, memory, pressure, network,
 //     disk, InfiniBand; instance an IP:port or a name:port by seed), vLLM v1
 //     (queues, KV cache, tokens, and its histograms with vLLM's own bucket
-//     boundaries), an online evaluator's model_accuracy, every 15 s, and
-//     Prometheus's up for every target.
+//     boundaries), an online evaluator's model_accuracy, the kubelet's
+//     cAdvisor (CPU, working set, memory limit, OOM events, CFS throttling
+//     of every pod's container and of the pod's own cgroup; a restarted
+//     container is a new ID and new series), every 15 s, and Prometheus's
+//     up for every target.
 //   - The request path (OTLP traces and logs) through internal/sim/reqpath,
 //     given the same deployment, pods, nodes, tenants, traffic and fault
 //     onsets (Simulator.RequestPath, Simulator.WriteRequestPath).

@@ -23,6 +23,10 @@ type kindDef struct {
 type activeFault struct {
 	truth Fault
 	apply func(w *world, since time.Duration)
+	// before, if set, is applied at every tick before the onset with the
+	// time left until it: what leads up to a fault (a leak that ends in an
+	// OOM kill).
+	before func(w *world, until time.Duration)
 }
 
 // kindTable returns every fault kind the simulator injects.

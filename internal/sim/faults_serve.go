@@ -83,6 +83,10 @@ func buildGPUIdle(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 // before it answers again.
 const oomReloadFor = 100 * time.Second
 
+// oomClimb is how long a leaking container's working set takes to climb
+// to its memory limit before the kernel kills it.
+const oomClimb = 3 * time.Minute
+
 // buildOOMKilled has the kernel kill one vLLM replica for memory: its
 // container restarts (kube-state-metrics: restarts + 1, last terminated
 // reason OOMKilled, now), its server is gone while it reloads the model (up
@@ -103,6 +107,7 @@ func buildOOMKilled(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	}
 	var at time.Time
 	kill := once(func() {
+		r.pod.st.oomKills++
 		r.pod.st.restarts++
 		r.pod.st.lastReason, r.pod.st.lastTerminated = "OOMKilled", at
 		r.restart()
@@ -111,6 +116,12 @@ func buildOOMKilled(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 		at = w.at(w.k)
 		kill()
 		r.pod.st.ready = since >= reload
+	}
+	// The working set climbs to the limit over the minutes before the kill.
+	f.before = func(w *world, until time.Duration) {
+		if until < oomClimb {
+			r.pod.memLeak = ramp(oomClimb-until, oomClimb-w.cfg.ScrapeInterval)
+		}
 	}
 	return f, nil
 }

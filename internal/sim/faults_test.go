@@ -212,7 +212,9 @@ func checkMemory(code float64) func(t *testing.T, r *run, f Fault) {
 func checkNodeDown(t *testing.T, r *run, f Fault) {
 	n, at := f.Entity["node"], r.end()
 	require.Equal(t, 0.0, r.value(t, fmt.Sprintf(`up{instance=%q}`, n+":9100"), at))
-	require.Equal(t, 2.0, r.value(t, `count(up == 0)`, at), "dcgm-exporter and node-exporter")
+	require.Equal(t, 2.0, r.value(t, `count(up{job=~"nvidia-dcgm-exporter|node-exporter"} == 0)`, at), "dcgm-exporter and node-exporter")
+	require.Equal(t, 0.0, r.value(t, fmt.Sprintf(`up{job="kubelet",node=%q}`, n), at), "and the kubelet")
+	require.Equal(t, 3.0, r.value(t, `count(up == 0)`, at), "nothing else")
 	require.True(t, r.empty(t, fmt.Sprintf(`DCGM_FI_DEV_GPU_TEMP{Hostname=%q}`, n), at), "its series vanish")
 	require.True(t, r.empty(t, fmt.Sprintf(`node_load1{instance=%q}`, n+":9100"), at))
 	require.Equal(t, 1.0, r.value(t, fmt.Sprintf(`kube_node_status_condition{node=%q,condition="Ready",status="unknown"}`, n), at))

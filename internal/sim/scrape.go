@@ -27,7 +27,8 @@ type target struct {
 }
 
 // newTargets makes the scrape targets of the cluster: per node
-// dcgm-exporter and node-exporter, one kube-state-metrics, per replica vLLM.
+// dcgm-exporter and node-exporter, one kube-state-metrics, the evaluator,
+// per replica vLLM, per node the kubelet's cAdvisor.
 func newTargets(reg *registry, c *cluster) []*target {
 	upFam := reg.family("up", typeGauge, "1 if the target answered its last scrape, 0 if not (set by Prometheus).")
 	every := int(c.cfg.DCGMInterval / c.cfg.ScrapeInterval)
@@ -61,6 +62,15 @@ func newTargets(reg *registry, c *cluster) []*target {
 	for _, r := range c.serve.replicas {
 		v := &vllmTarget{reg: reg, upFam: upFam, r: r, model: c.serve.model, servers: map[*pod]*vllmServer{}}
 		ts = append(ts, &target{every: 1, upOf: v.up, alive: func() bool { return replicaServes(r) }, scrape: v.scrape})
+	}
+	for _, n := range c.nodes {
+		ca := newCAdvisor(reg, n, c.cfg)
+		ts = append(ts, &target{
+			every: 1, up: upFam.newSeries("up", "endpoint", kubeletEndpoint, "instance", ca.instance, "job", jobKubelet,
+				"metrics_path", cadvisorPath, "node", n.name, "service", kubeletService),
+			alive:  func() bool { return !n.cond.down },
+			scrape: ca.scrape,
+		})
 	}
 	return ts
 }

@@ -81,8 +81,11 @@ func (w *world) step() bool {
 		d.apply(w, t)
 	}
 	for _, f := range w.faults {
-		if !t.Before(f.truth.Onset) {
+		switch {
+		case !t.Before(f.truth.Onset):
 			f.apply(w, t.Sub(f.truth.Onset))
+		case f.before != nil:
+			f.before(w, f.truth.Onset.Sub(t))
 		}
 	}
 	w.physics()
@@ -114,6 +117,9 @@ func (w *world) resetConds() {
 		for _, g := range n.gpus {
 			g.cond = healthyGPUCond()
 		}
+	}
+	for _, p := range w.c.pods {
+		p.memLeak = 0
 	}
 	w.c.serve.trafficMul, w.c.serve.accuracyDrop = 1, 0
 	w.notebook.idle, w.notebook.poll = false, false
