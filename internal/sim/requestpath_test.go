@@ -67,3 +67,15 @@ func TestRequestPathMatchesCluster(t *testing.T) {
 	require.NoError(t, err)
 	require.Positive(t, ld.LogRecordCount())
 }
+
+// TestTenantFailureKeepsVLLMLoad: a tenant's failing requests do not touch
+// the model server's metrics: vLLM's series of a tenant_failure run are
+// those of the healthy run of its seed.
+func TestTenantFailureKeepsVLLMLoad(t *testing.T) {
+	for _, name := range []string{"tenant_failure", "tenant_failure/subtle"} {
+		healthy, faulty := simulateRun(t, Healthy, 11, 0), simulateRun(t, name, 11, 0)
+		for _, q := range []string{`sum(vllm:request_success_total)`, `sum(vllm:num_requests_running)`, `sum(vllm:prompt_tokens_total)`} {
+			require.Equal(t, healthy.value(t, q, healthy.end()), faulty.value(t, q, faulty.end()), "%s: %s", name, q)
+		}
+	}
+}
