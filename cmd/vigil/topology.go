@@ -19,12 +19,11 @@ import (
 
 // topologyFlags are the flags of `vigil topology`.
 type topologyFlags struct {
-	inputs             []string
-	prometheus, server string
-	at                 string
-	tenantLabel        string
-	window             time.Duration
-	asJSON             bool
+	sourceFlags
+	at          string
+	tenantLabel string
+	window      time.Duration
+	asJSON      bool
 }
 
 func newTopologyCmd(e *env) *cobra.Command {
@@ -61,13 +60,7 @@ stderr; --json prints one object with nodes nesting GPUs and pods.`,
 }
 
 func runTopology(ctx context.Context, e *env, f topologyFlags) error {
-	sources := 0
-	for _, set := range []bool{len(f.inputs) > 0, f.prometheus != "", f.server != ""} {
-		if set {
-			sources++
-		}
-	}
-	if sources != 1 {
+	if f.count() != 1 {
 		return usagef("topology: give exactly one of --input FILE, --prometheus URL or --server URL")
 	}
 	var at time.Time
@@ -85,7 +78,7 @@ func runTopology(ctx context.Context, e *env, f topologyFlags) error {
 		return usagef("topology: %v", err)
 	}
 	logger := e.loggerAtLeast(slog.LevelWarn).With("component", "topology")
-	src, at, closeSrc, err := openTopologySource(ctx, e, f, at, logger)
+	src, at, closeSrc, err := openSource(ctx, e, "topology", f.sourceFlags, at, logger)
 	if err != nil {
 		return err
 	}
@@ -108,10 +101,18 @@ func runTopology(ctx context.Context, e *env, f topologyFlags) error {
 	return topology.WriteText(e.stdout, topo)
 }
 
-// openTopologySource opens the files, the Prometheus API or the Vigil the
-// flags name, and returns it with the instant to read at (at, or its
-// default) and the function that releases it.
-func openTopologySource(ctx context.Context, e *env, f topologyFlags, at time.Time, logger *slog.Logger) (topology.Source, time.Time, func() error, error) {
+// sourceFlags name where a read-only command reads: files, a
+// Prometheus-compatible API or a running Vigil.
+type sourceFlags struct {
+	inputs             []string
+	prometheus, server string
+}
+
+// openSource opens the files, the Prometheus API or the Vigil the flags
+// name, and returns it with the instant to read at (at, or its default: now,
+// or the newest sample of the files) and the function that releases it.
+// cmd names the command in errors.
+func openSource(ctx context.Context, e *env, cmd string, f sourceFlags, at time.Time, logger *slog.Logger) (topology.Source, time.Time, func() error, error) {
 	if len(f.inputs) == 0 {
 		u, flag := f.prometheus, "--prometheus"
 		if f.server != "" {
@@ -119,7 +120,7 @@ func openTopologySource(ctx context.Context, e *env, f topologyFlags, at time.Ti
 		}
 		r, err := store.NewRemote(store.DefaultRemoteConfig(strings.TrimSuffix(u, "/")), e.now, logger, nil)
 		if err != nil {
-			return nil, at, nil, usagef("topology: %s: %v", flag, err)
+			return nil, at, nil, usagef("%s: %s: %v", cmd, flag, err)
 		}
 		if at.IsZero() {
 			at = e.now()
@@ -132,22 +133,33 @@ func openTopologySource(ctx context.Context, e *env, f topologyFlags, at time.Ti
 	}
 	files, err := readFiles(f.inputs, e.stdin, opts)
 	if err != nil {
-		return nil, at, nil, usageError{fmt.Errorf("topology: %w", err)}
+		return nil, at, nil, usageError{fmt.Errorf("%s: %w", cmd, err)}
 	}
 	stats := fileimport.Sum(files)
 	if stats.Samples == 0 {
-		return nil, at, nil, usagef("topology: no samples in --input")
+		return nil, at, nil, usagef("%s: no samples in --input", cmd)
 	}
 	if at.IsZero() {
 		at = time.UnixMilli(stats.MaxT).UTC()
 	}
 	if stats.MinT > at.UnixMilli() {
-		return nil, at, nil, usagef("topology: no data at or before %s: the oldest sample of --input is at %s",
+		return nil, at, nil, usagef("%s: no data at or before %s: the oldest sample of --input is at %s", cmd,
 			at.UTC().Format(time.RFC3339), time.UnixMilli(stats.MinT).UTC().Format(time.RFC3339))
 	}
 	s, err := fileimport.OpenTemp(ctx, files, e.now, logger)
 	if err != nil {
-		return nil, at, nil, fmt.Errorf("topology: %w", err)
+		return nil, at, nil, fmt.Errorf("%s: %w", cmd, err)
 	}
 	return s, at, s.Close, nil
+}
+
+// count returns how many of the source flags are set.
+func (f sourceFlags) count() int {
+	n := 0
+	for _, set := range []bool{len(f.inputs) > 0, f.prometheus != "", f.server != ""} {
+		if set {
+			n++
+		}
+	}
+	return n
 }

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-obs/vigil/internal/diagnose"
+)
+
+// diagnoseFlags are the flags of `vigil diagnose`.
+type diagnoseFlags struct {
+	sourceFlags
+	at          string
+	window      time.Duration
+	entityLabel string
+	tenantLabel string
+	asJSON      bool
+}
+
+func newDiagnoseCmd(e *env) *cobra.Command {
+	var f diagnoseFlags
+	cmd := &cobra.Command{
+		Use:   "diagnose [--input FILE]... [--prometheus URL | --server URL] [--at TIME] [--window DURATION] [--entity-label LABEL] [--json]",
+		Short: "One-shot diagnosis from files, a running Vigil, or any Prometheus-compatible URL",
+		Long: `Diagnose a GPU cluster: find the symptoms (a training job that stalls or
+slows, inference latency, time to first token or queues that grow), and rank
+their probable root causes — NVLink degradation, XIDs, lost GPUs, thermal and
+power throttling, memory errors, PCIe, a node down, CPU or memory pressure,
+InfiniBand, a slow input pipeline, OOM kills, crash loops, evictions, a
+straggling rank, saturated capacity, a full KV cache, a blind exporter — each
+with its evidence, a calibrated confidence and what to do. Problems with no
+symptom yet (a GPU held but idle, a part degrading) are findings.
+
+The data comes from files (--input, OpenMetrics or Prometheus text, .gz too,
+"-" for standard input; samples without a timestamp are taken at --at), from
+any Prometheus-compatible API (--prometheus URL: Prometheus, Thanos, Mimir,
+VictoriaMetrics; raw samples are fetched and evaluated locally) or from a
+running Vigil (--server URL). --at is the evaluation time (RFC 3339 or Unix
+seconds; default now, or the newest sample of --input): data after it is
+ignored. --window is how far back to look.
+
+--entity-label LABEL switches on the generic layer for data in any
+vocabulary: the entities named by LABEL (e.g. service) are ranked as
+metric_anomaly causes by how far their series moved after the common onset.
+
+Exit 0 with a diagnosis (healthy or not); 2 on bad input or no data at or
+before --at.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDiagnose(cmd.Context(), e, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.inputs, "input", nil, "a file to read (repeatable; - is standard input)")
+	fl.StringVar(&f.prometheus, "prometheus", "", "the URL of a Prometheus-compatible API to read instead")
+	fl.StringVar(&f.server, "server", "", "the URL of a running Vigil to read instead")
+	fl.StringVar(&f.at, "at", "", "the evaluation time (RFC 3339 or Unix seconds; default now, or the newest sample of --input)")
+	fl.DurationVar(&f.window, "window", diagnose.DefaultWindow, "how far back from --at to look")
+	fl.StringVar(&f.entityLabel, "entity-label", "", "rank the entities named by this label as metric_anomaly causes")
+	fl.StringVar(&f.tenantLabel, "tenant-label", "", "a pod or namespace label naming the tenant (default: the namespace)")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+func runDiagnose(ctx context.Context, e *env, f diagnoseFlags) error {
+	if f.count() != 1 {
+		return usagef("diagnose: give exactly one of --input FILE, --prometheus URL or --server URL")
+	}
+	var at time.Time
+	if f.at != "" {
+		t, err := parseTime(f.at)
+		if err != nil {
+			return usagef("diagnose: --at: %v", err)
+		}
+		at = t
+	}
+	logger := e.loggerAtLeast(slog.LevelWarn).With("component", "diagnose")
+	eng, err := diagnose.New(diagnose.Options{Window: f.window, EntityLabel: f.entityLabel, TenantLabel: f.tenantLabel, Logger: logger})
+	if err != nil {
+		return usagef("diagnose: %v", err)
+	}
+	src, at, closeSrc, err := openSource(ctx, e, "diagnose", f.sourceFlags, at, logger)
+	if err != nil {
+		return err
+	}
+	rep, err := eng.Diagnose(ctx, src, at)
+	if cerr := closeSrc(); err == nil && cerr != nil {
+		err = cerr
+	}
+	switch {
+	case errors.Is(err, diagnose.ErrNoData):
+		return usageError{fmt.Errorf("diagnose: %w", err)}
+	case err != nil:
+		return fmt.Errorf("diagnose: %w", err)
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(e.stderr, "vigil: warning: %s\n", w)
+	}
+	if f.asJSON {
+		return json.NewEncoder(e.stdout).Encode(rep)
+	}
+	bw := bufio.NewWriter(e.stdout)
+	if err := diagnose.WriteText(bw, rep, isTerminal(e.stdout)); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// isTerminal reports whether w is a terminal (colour only there).
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,250 @@
+package diagnose
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/vigil-obs/vigil/internal/detect"
+)
+
+// analysis is one diagnosis in progress: the view, the workloads found in
+// it, the symptoms and the candidate causes.
+type analysis struct {
+	v     *view
+	jobs  []*trainJob
+	deps  []*deployment
+	syms  []symptomRec
+	cands []*candidate
+	// peer caches peer deviations by signal and job.
+	peer map[string]map[string]deviation
+}
+
+// symptomRec is a symptom and what it touches, to link causes to it.
+type symptomRec struct {
+	Symptom
+	nodes    []string
+	pods     []string
+	workload string
+}
+
+// candidate is one hypothesis's answer: a possible cause with its evidence.
+type candidate struct {
+	kind string
+	ent  Entity
+	// onset is when the evidence starts (zero: unknown).
+	onset time.Time
+	// strength in [0, 1] is how clearly the evidence shows the fault,
+	// before symptoms are considered.
+	strength float64
+	// headline names the fault: "gpu-node-06 NVLink degradation".
+	headline string
+	evidence []Evidence
+	action   string
+	// nodes, pods (podKey) and workload (namespace/name) are what it
+	// touches: a symptom on them may be its effect.
+	nodes    []string
+	pods     []string
+	workload string
+	// generic: a metric_anomaly of the generic layer, a cause by
+	// definition (DESIGN.md: --entity-label ranks causes).
+	generic bool
+	// direct: the evidence names the fault itself (an XID, an ECC error, a
+	// node NotReady), not only a pattern that others could cause.
+	direct bool
+	// explains are the indexes of the symptoms it explains (set by link).
+	explains []int
+}
+
+// hypothesis examines the view for one cause kind (or a family of kinds
+// read from the same signals) and returns its candidates.
+type hypothesis func(ctx context.Context, an *analysis) ([]*candidate, error)
+
+// hypotheses are the knowledge layer: one per cause kind, in
+// hypotheses_*.go. dependency_slow and tenant_failure come with the
+// request path, model_drift with drift detection: they add a hypothesis
+// here.
+func hypotheses() []hypothesis {
+	return []hypothesis{
+		hypXID, hypNVLink, hypThermal, hypPower, hypMemoryErrors, hypPCIe,
+		hypNodeDown, hypNodeCPU, hypNodeMemory, hypNodeNetwork, hypInputPipeline, hypStraggler,
+		hypPodRestarts, hypPodEvicted, hypCapacity, hypKVCache, hypExporterDown, hypGPUIdle,
+	}
+}
+
+// run finds the workloads and symptoms, then runs every hypothesis.
+func (an *analysis) run(ctx context.Context) error {
+	an.peer = map[string]map[string]deviation{}
+	if err := an.findJobs(ctx); err != nil {
+		return err
+	}
+	if err := an.findDeployments(ctx); err != nil {
+		return err
+	}
+	for _, h := range hypotheses() {
+		cs, err := h(ctx, an)
+		if err != nil {
+			return err
+		}
+		an.cands = append(an.cands, cs...)
+	}
+	an.link()
+	return nil
+}
+
+// symptoms returns the symptoms, earliest first.
+func (an *analysis) symptoms() []Symptom {
+	out := make([]Symptom, 0, len(an.syms))
+	for _, s := range an.syms {
+		out = append(out, s.Symptom)
+	}
+	return out
+}
+
+// addSymptom records a symptom and returns its index.
+func (an *analysis) addSymptom(s symptomRec) int {
+	an.syms = append(an.syms, s)
+	return len(an.syms) - 1
+}
+
+// precedenceSlack is how much later than its symptom a cause may start and
+// still explain it: the peers of a training job see a rank's trouble one
+// collection interval late, and counters show up a step late.
+const precedenceSlack = 3 * time.Minute
+
+// link sets which symptoms each candidate explains: those on what it
+// touches that did not start before it (temporal precedence).
+func (an *analysis) link() {
+	for _, c := range an.cands {
+		for i, s := range an.syms {
+			touches := c.workload != "" && c.workload == s.workload
+			for _, n := range c.nodes {
+				touches = touches || slices.Contains(s.nodes, n)
+			}
+			for _, p := range c.pods {
+				touches = touches || slices.Contains(s.pods, p)
+			}
+			if !touches {
+				continue
+			}
+			if !c.onset.IsZero() && c.onset.After(s.Since.Add(precedenceSlack)) {
+				continue
+			}
+			c.explains = append(c.explains, i)
+		}
+	}
+}
+
+// episode is a run of steps [start, end] where a condition holds.
+type episode struct{ start, end int }
+
+func (e episode) len() int { return e.end - e.start + 1 }
+
+// episodes returns the runs of at least minRun consecutive steps where bad
+// holds.
+func episodes(n int, bad func(i int) bool, minRun int) []episode {
+	var out []episode
+	start := -1
+	for i := 0; i <= n; i++ {
+		if i < n && bad(i) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 && i-start >= minRun {
+			out = append(out, episode{start, i - 1})
+		}
+		start = -1
+	}
+	return out
+}
+
+// longest returns the longest episode (the earliest of equals).
+func longest(es []episode) (episode, bool) {
+	if len(es) == 0 {
+		return episode{}, false
+	}
+	best := es[0]
+	for _, e := range es[1:] {
+		if e.len() > best.len() {
+			best = e
+		}
+	}
+	return best, true
+}
+
+// reference is the robust level of the first quarter of a series' valid
+// points (at least ten): what it was before whatever happened later.
+func reference(xs []float64, f detect.Floor) detect.Baseline {
+	valid := detect.Valid(xs)
+	want := max(10, valid/4)
+	var pts []float64
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			pts = append(pts, x)
+			if len(pts) == want {
+				break
+			}
+		}
+	}
+	return detect.NewBaseline(pts, f)
+}
+
+// medianAcross returns, per step, the median of the rows' values.
+func medianAcross(rows []*row, n int) []float64 {
+	out := make([]float64, n)
+	buf := make([]float64, 0, len(rows))
+	for i := range n {
+		buf = buf[:0]
+		for _, r := range rows {
+			if x := r.v[i]; !math.IsNaN(x) {
+				buf = append(buf, x)
+			}
+		}
+		out[i] = detect.Median(buf)
+	}
+	return out
+}
+
+// sumOver returns the sum of a row's values over steps [from, to].
+func sumOver(v []float64, from, to int) float64 {
+	s := 0.0
+	for i := max(from, 0); i <= to && i < len(v); i++ {
+		if !math.IsNaN(v[i]) {
+			s += v[i]
+		}
+	}
+	return s
+}
+
+// firstAbove returns the first step in [from, len) where v exceeds x, or -1.
+func firstAbove(v []float64, from int, x float64) int {
+	for i := max(from, 0); i < len(v); i++ {
+		if v[i] > x {
+			return i
+		}
+	}
+	return -1
+}
+
+// lastValid returns the last non-NaN value and its step, or NaN, -1.
+func lastValid(v []float64) (float64, int) {
+	for i := len(v) - 1; i >= 0; i-- {
+		if !math.IsNaN(v[i]) {
+			return v[i], i
+		}
+	}
+	return math.NaN(), -1
+}
+
+// firstValid returns the first step with a value, or -1.
+func firstValid(v []float64) int {
+	for i, x := range v {
+		if !math.IsNaN(x) {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,519 @@
+package diagnose
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/value"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/topology"
+)
+
+// lookback is how far back from a step the engine takes a series' last
+// sample: three scrapes of dcgm-exporter's default 30s. A series with no
+// sample in it is absent at that step (a vanished target), whatever the
+// store's staleness handling: files and simulations carry no staleness
+// markers.
+const lookback = 90 * time.Second
+
+// view is the data of one diagnosis: every series the engine reads, aligned
+// on the same steps, with canonical entities.
+type view struct {
+	e     *Engine
+	src   Source
+	at    time.Time
+	start time.Time
+	step  time.Duration
+	n     int
+	have  catalog.MetricSet
+	topo  *topology.Topology
+	// addrs maps host addresses and instances to node names.
+	addrs map[string]string
+
+	mu    sync.Mutex
+	cache map[string]*table
+	warn  []string
+}
+
+// table is one metric as the engine reads it: a row per entity (and per
+// value of the metric's meaningful labels).
+type table struct {
+	metric string
+	rows   []*row
+}
+
+// row is one entity's series, aligned on the view's steps; NaN is no
+// sample.
+type row struct {
+	ent Entity
+	// extra holds the meaningful non-entity labels (xid, reason,
+	// condition, status, le, ...).
+	extra map[string]string
+	v     []float64
+}
+
+// times returns the steps' instants.
+func (v *view) time(i int) time.Time { return v.start.Add(time.Duration(i) * v.step) }
+
+// warnf records a warning once.
+func (v *view) warnf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !slices.Contains(v.warn, msg) {
+		v.warn = append(v.warn, msg)
+	}
+}
+
+// rawSeries is one stored series aligned on the steps.
+type rawSeries struct {
+	lset labels.Labels
+	v    []float64
+}
+
+// fetch reads every series of a metric over the view and aligns it: the
+// value at step i is the last sample in (t_i - lookback, t_i]; a staleness
+// marker ends a series until its next sample.
+func (v *view) fetch(ctx context.Context, metric string) ([]rawSeries, error) {
+	return v.selectAligned(ctx, metric, labels.MustNewMatcher(labels.MatchEqual, model.MetricNameLabel, metric))
+}
+
+// selectAligned reads every series the matchers select and aligns them
+// (what names them in errors).
+func (v *view) selectAligned(ctx context.Context, what string, ms ...*labels.Matcher) ([]rawSeries, error) {
+	metric := what
+	startMs := v.start.Add(-lookback).UnixMilli()
+	endMs := v.at.UnixMilli()
+	q, err := v.src.Querier(startMs, endMs)
+	if err != nil {
+		return nil, fmt.Errorf("open querier: %w", err)
+	}
+	defer q.Close()
+	ss := q.Select(ctx, false, nil, ms...)
+	stepMs := v.step.Milliseconds()
+	lbMs := lookback.Milliseconds()
+	first := v.start.UnixMilli()
+	var out []rawSeries
+	var it chunkenc.Iterator
+	for ss.Next() {
+		s := ss.At()
+		vals := make([]float64, v.n)
+		for i := range vals {
+			vals[i] = math.NaN()
+		}
+		it = s.Iterator(it)
+		// Walk the samples once: each sample is the latest for the steps
+		// from its own to the next sample's (or lookback after it).
+		var lastT int64 = math.MinInt64
+		lastV := math.NaN()
+		fill := func(uptoT int64) {
+			// Steps in [lastT, min(uptoT, lastT+lookback)) take lastV.
+			if lastT == math.MinInt64 || value.IsStaleNaN(lastV) {
+				return
+			}
+			lo := ceilDiv(lastT-first, stepMs)
+			hiT := min(uptoT-1, lastT+lbMs-1)
+			hi := floorDiv(hiT-first, stepMs)
+			for i := max(lo, 0); i <= hi && i < int64(v.n); i++ {
+				vals[i] = lastV
+			}
+		}
+		for vt := it.Next(); vt != chunkenc.ValNone; vt = it.Next() {
+			if vt != chunkenc.ValFloat {
+				continue
+			}
+			t, f := it.At()
+			if t > endMs {
+				break
+			}
+			fill(t)
+			lastT, lastV = t, f
+		}
+		if err := it.Err(); err != nil {
+			return nil, fmt.Errorf("read %s: %w", metric, err)
+		}
+		fill(endMs + 1)
+		out = append(out, rawSeries{lset: s.Labels(), v: vals})
+	}
+	if err := ss.Err(); err != nil {
+		return nil, fmt.Errorf("select %s: %w", metric, err)
+	}
+	return out, nil
+}
+
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if (a%b != 0) && ((a < 0) != (b < 0)) {
+		q--
+	}
+	return q
+}
+
+func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
+
+// readMode says how a metric's series become rows.
+type readMode int
+
+const (
+	// asGauge keeps values as they are; series of one row combine by max.
+	asGauge readMode = iota
+	// asIncrease turns a counter into its increase since the previous step
+	// (a reset counts from zero); series of one row add up.
+	asIncrease
+)
+
+// spec asks for one metric: how to read it, at which entity level, and
+// which of its labels to keep apart.
+type spec struct {
+	metric string
+	mode   readMode
+	level  catalog.Level
+	keep   []string
+	// where keeps only series whose label matches (label=value).
+	where map[string]string
+	// scale converts to the canonical unit (0: 1).
+	scale float64
+	// blank turns DCGM's blank sentinels into NaN.
+	blank bool
+}
+
+func (s spec) key() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s|%d|%s|%s|%g", s.metric, s.mode, s.level, strings.Join(s.keep, ","), s.scale)
+	for _, k := range sortedKeys(s.where) {
+		fmt.Fprintf(&b, "|%s=%s", k, s.where[k])
+	}
+	return b.String()
+}
+
+// read returns the metric's table, reading it on first use. A metric the
+// store does not hold gives an empty table.
+func (v *view) read(ctx context.Context, s spec) (*table, error) {
+	k := s.key()
+	v.mu.Lock()
+	t, ok := v.cache[k]
+	v.mu.Unlock()
+	if ok {
+		return t, nil
+	}
+	t = &table{metric: s.metric}
+	if v.have.Has(s.metric) {
+		raw, err := v.fetch(ctx, s.metric)
+		if err != nil {
+			return nil, err
+		}
+		t.rows = v.rows(s, raw)
+	}
+	v.mu.Lock()
+	v.cache[k] = t
+	v.mu.Unlock()
+	return t, nil
+}
+
+// prefetch reads specs concurrently (a remote store answers each with a
+// round trip).
+func (v *view) prefetch(ctx context.Context, specs []spec) error {
+	sem := make(chan struct{}, 4)
+	errs := make([]error, len(specs))
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		if !v.have.Has(s.metric) {
+			continue
+		}
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			_, errs[i] = v.read(ctx, s)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rows resolves raw series to entities and combines those of one row.
+func (v *view) rows(s spec, raw []rawSeries) []*row {
+	cat := v.e.opts.Catalog
+	voc, _ := cat.Vocabulary(s.metric)
+	keys := catalog.LevelKeys(s.level)
+	byKey := map[string]*row{}
+	var order []string
+	for _, r := range raw {
+		if !matches(r.lset, s.where) {
+			continue
+		}
+		res := cat.Resolve(voc, r.lset)
+		ent := Entity{}
+		for _, k := range keys {
+			if k == catalog.KeyUUID {
+				continue
+			}
+			if val := res.Entity[k]; val != "" {
+				ent[k] = val
+			}
+		}
+		if slices.Contains(keys, catalog.KeyNode) {
+			node := res.Entity[catalog.KeyNode]
+			if mapped, ok := v.addrs[node]; ok {
+				node = mapped
+			}
+			if node == "" {
+				node = v.nodeOfAddress(res.Attributes[catalog.AttrNodeAddress])
+			}
+			if node == "" {
+				continue
+			}
+			ent[catalog.KeyNode] = node
+		}
+		if len(ent) == 0 {
+			continue
+		}
+		extra := map[string]string{}
+		for _, l := range s.keep {
+			extra[l] = r.lset.Get(l)
+		}
+		vals := r.v
+		if s.blank {
+			for i, x := range vals {
+				if catalog.IsBlank(x) {
+					vals[i] = math.NaN()
+				}
+			}
+		}
+		if s.mode == asIncrease {
+			vals = increases(vals)
+		}
+		k := entityKey(ent) + "|" + entityKey(Entity(extra))
+		dst := byKey[k]
+		if dst == nil {
+			byKey[k] = &row{ent: ent, extra: extra, v: slices.Clone(vals)}
+			order = append(order, k)
+			continue
+		}
+		combine(dst.v, vals, s.mode)
+	}
+	slices.Sort(order)
+	out := make([]*row, 0, len(order))
+	for _, k := range order {
+		r := byKey[k]
+		if s.scale != 0 && s.scale != 1 {
+			for i := range r.v {
+				r.v[i] *= s.scale
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func matches(lset labels.Labels, where map[string]string) bool {
+	for k, want := range where {
+		if lset.Get(k) != want {
+			return false
+		}
+	}
+	return true
+}
+
+// nodeOfAddress maps an address (IP or IP:port) to its node.
+func (v *view) nodeOfAddress(a string) string {
+	if a == "" {
+		return ""
+	}
+	if n, ok := v.addrs[a]; ok {
+		return n
+	}
+	if h, _, err := net.SplitHostPort(a); err == nil {
+		return v.addrs[h]
+	}
+	return ""
+}
+
+// increases turns counter values into per-step increases; a decrease is a
+// reset and counts from zero.
+func increases(vals []float64) []float64 {
+	out := make([]float64, len(vals))
+	prev := math.NaN()
+	for i, x := range vals {
+		switch {
+		case math.IsNaN(x) || math.IsNaN(prev):
+			out[i] = math.NaN()
+		case x >= prev:
+			out[i] = x - prev
+		default:
+			out[i] = x
+		}
+		prev = x
+	}
+	return out
+}
+
+func combine(dst, src []float64, mode readMode) {
+	for i, x := range src {
+		switch {
+		case math.IsNaN(x):
+		case math.IsNaN(dst[i]):
+			dst[i] = x
+		case mode == asGauge:
+			dst[i] = max(dst[i], x)
+		default:
+			dst[i] += x
+		}
+	}
+}
+
+// entityKey is a stable string of an entity.
+func entityKey(e Entity) string {
+	var b strings.Builder
+	for _, k := range sortedKeys(e) {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(e[k])
+	}
+	return b.String()
+}
+
+func sortedKeys[M ~map[string]V, V any](m M) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// byEntity indexes a table's rows by entity key (rows with extra labels:
+// the first one).
+func (t *table) byEntity() map[string]*row {
+	out := make(map[string]*row, len(t.rows))
+	for _, r := range t.rows {
+		k := entityKey(r.ent)
+		if _, ok := out[k]; !ok {
+			out[k] = r
+		}
+	}
+	return out
+}
+
+// gpuKey is the entity key of a GPU.
+func gpuKey(node, gpu string) string {
+	return entityKey(Entity{catalog.KeyNode: node, catalog.KeyGPU: gpu})
+}
+
+// nodeKey is the entity key of a node.
+func nodeKey(node string) string { return entityKey(Entity{catalog.KeyNode: node}) }
+
+// podKey is the entity key of a pod.
+func podKey(ns, pod string) string {
+	return entityKey(Entity{catalog.KeyNamespace: ns, catalog.KeyPod: pod})
+}
+
+// sig reads a catalog signal from its first source the store holds, in the
+// signal's canonical unit: a counter as its increase per step, anything
+// else as is. keep names source labels whose values stay apart (xid,
+// condition, reason, ...). A signal with no source in the store gives an
+// empty table.
+func (v *view) sig(ctx context.Context, name string, keep ...string) (*table, error) {
+	s, ok := v.sigSpec(name, keep...)
+	if !ok {
+		return &table{metric: name}, nil
+	}
+	return v.read(ctx, s)
+}
+
+// sigSpec is the spec that reads a signal, false when no source of it is
+// in the store.
+func (v *view) sigSpec(name string, keep ...string) (spec, bool) {
+	sig, ok := v.e.opts.Catalog.Signal(name)
+	if !ok {
+		return spec{}, false
+	}
+	for _, src := range sig.Sources {
+		t := src.TrueType(*sig)
+		metric := src.Metric
+		switch t {
+		case catalog.Histogram:
+			metric += "_bucket"
+		case catalog.Summary:
+			metric += "_count"
+		}
+		if !v.have.Has(metric) {
+			continue
+		}
+		mode := asGauge
+		if t == catalog.Counter {
+			mode = asIncrease
+		}
+		return spec{metric: metric, mode: mode, level: sig.Level, keep: keep, scale: src.Factor(),
+			blank: src.Vocabulary == catalog.DCGMExporter}, true
+	}
+	return spec{}, false
+}
+
+// query returns PromQL a reader can run to see a signal, for evidence.
+func (v *view) query(name, matchers string) string {
+	s, ok := v.sigSpec(name)
+	if !ok {
+		return ""
+	}
+	sel := s.metric
+	if matchers != "" {
+		sel += "{" + matchers + "}"
+	}
+	if s.mode == asIncrease {
+		return "increase(" + sel + "[5m])"
+	}
+	return sel
+}
+
+// reads are the signals the hypotheses read, with the labels they keep
+// apart: specs prefetches them concurrently.
+var reads = []struct {
+	signal string
+	keep   []string
+}{
+	{"gpu.tensor_active", nil}, {"gpu.sm_active", nil}, {"gpu.gr_engine_active", nil}, {"gpu.util", nil},
+	{"gpu.nvlink_bandwidth", nil}, {"gpu.sm_clock", nil}, {"gpu.temp", nil}, {"gpu.slowdown_temp", nil},
+	{"gpu.thermal_violation", nil}, {"gpu.power_violation", nil}, {"gpu.clock_event_reasons", nil},
+	{"gpu.xid", nil}, {"gpu.xid_count", []string{"xid"}},
+	{"gpu.ecc_dbe_volatile", nil}, {"gpu.ecc_sbe_volatile", nil}, {"gpu.remapped_rows_uncorrectable", nil},
+	{"gpu.remapped_rows_correctable", nil}, {"gpu.row_remap_failure", nil},
+	{"gpu.pcie_replays", nil}, {"gpu.pcie_link_width", nil}, {"gpu.pcie_link_gen", nil},
+	{"gpu.nvlink_crc_flit_errors", nil}, {"gpu.nvlink_crc_data_errors", nil}, {"gpu.nvlink_replay_errors", nil}, {"gpu.nvlink_recovery_errors", nil},
+	{"node.cpu_seconds", []string{"mode"}}, {"node.load1", nil}, {"node.memory_available", nil}, {"node.memory_total", nil},
+	{"node.pressure_io_waiting", nil}, {"node.ib_state", []string{"device", "port"}}, {"node.ib_link_downed", nil},
+	{"node.ib_symbol_errors", nil}, {"node.ib_receive_errors", nil}, {"node.network_receive_errors", nil},
+	{"k8s.node_condition", []string{"condition", "status"}}, {"k8s.container_restarts", nil},
+	{"k8s.container_last_terminated_reason", []string{"reason"}}, {"k8s.container_waiting_reason", []string{"reason"}},
+	{"k8s.pod_status_reason", []string{"reason"}},
+	{"infer.queue_depth", nil}, {"infer.request_success", nil}, {"infer.kv_cache_usage", nil}, {"infer.preemptions", nil},
+	{"infer.ttft", []string{"le"}}, {"infer.e2e_latency", []string{"le"}},
+}
+
+// specs returns the specs of every read the store can answer.
+func (v *view) specs() []spec {
+	var out []spec
+	for _, r := range reads {
+		if s, ok := v.sigSpec(r.signal, r.keep...); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}

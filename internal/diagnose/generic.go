@@ -1,0 +1,164 @@
+package diagnose
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/vigil-obs/vigil/internal/detect"
+)
+
+// genericSeries is one series of the generic layer: a metric of one
+// entity, as values or per-step increases.
+type genericSeries struct {
+	entity, name string
+	v            []float64
+}
+
+// genericFloor keeps a flat series' tiny moves from scoring: 1% of its
+// level (a 0.4% move of a flat series is no anomaly).
+var genericFloor = detect.Floor{Rel: 0.01, Abs: 1e-9}
+
+// generic is the statistical layer alone: every series that carries the
+// entity label is read (counters as their increase per step; a
+// histogram's _sum over its _count as a mean), the common onset of their
+// changes is found (BOCPD), and each entity is scored by the largest
+// robust deviation of its series after the onset against before it,
+// counting only deviations that last two steps (BARO's ranking, with
+// persistence). The entities become metric_anomaly causes, best first.
+func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) {
+	raw, err := v.selectAligned(ctx, "series with label "+label, labels.MustNewMatcher(labels.MatchRegexp, label, ".+"))
+	if err != nil {
+		return nil, err
+	}
+	series := genericSeriesOf(raw, label)
+	if len(series) == 0 {
+		v.warnf("no series carries the label %q: the generic layer has nothing to rank", label)
+		return nil, nil
+	}
+	vals := make([][]float64, len(series))
+	for i, s := range series {
+		vals[i] = s.v
+	}
+	onset, ok := detect.CommonOnset(vals, detect.OnsetOptions{})
+	if !ok {
+		return nil, nil
+	}
+	type score struct {
+		entity, series string
+		z              float64
+		first          int
+	}
+	best := map[string]score{}
+	for _, s := range series {
+		pre := s.v[:onset]
+		if detect.Valid(pre) < 3 {
+			continue
+		}
+		b := detect.NewBaseline(pre, genericFloor)
+		z, first := persistentMax(s.v, onset, b)
+		if cur, ok := best[s.entity]; !ok || z > cur.z {
+			best[s.entity] = score{s.entity, s.name, z, first}
+		}
+	}
+	scores := make([]score, 0, len(best))
+	for _, s := range best {
+		scores = append(scores, s)
+	}
+	slices.SortFunc(scores, func(a, b score) int {
+		if c := cmp.Compare(b.z, a.z); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.first, b.first); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.entity, b.entity)
+	})
+	var out []*candidate
+	for i, s := range scores {
+		if s.z <= 0 {
+			continue
+		}
+		conf := s.z / (s.z + 8)
+		if i == 0 && len(scores) > 1 && scores[1].z >= 0.8*s.z {
+			conf *= 0.8 // two entities as deviant: ambiguous
+		}
+		if i > 0 {
+			conf *= math.Min(1, s.z/scores[0].z)
+		}
+		c := &candidate{kind: KindMetricAnomaly, ent: Entity{label: s.entity}, strength: conf, generic: true,
+			onset: v.time(max(s.first, onset))}
+		c.headline = fmt.Sprintf("%s %s anomalous", label, s.entity)
+		c.action = fmt.Sprintf("look at %s %s first: its %s moved most after %s", label, s.entity, s.series, v.time(onset).Format("15:04:05"))
+		c.evidence = []Evidence{{Signal: s.series, Query: fmt.Sprintf("%s{%s=%q}", strings.SplitN(s.series, "{", 2)[0], label, s.entity),
+			Summary: fmt.Sprintf("%.1f robust spreads from its level before %s", s.z, v.time(onset).Format("15:04:05"))}}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// persistentMax returns the largest |z| after onset that holds for two
+// steps running, and the first step it was reached.
+func persistentMax(v []float64, onset int, b detect.Baseline) (float64, int) {
+	best, at := 0.0, -1
+	for i := onset; i+1 < len(v); i++ {
+		z := math.Min(math.Abs(b.Z(v[i])), math.Abs(b.Z(v[i+1])))
+		if math.IsNaN(z) {
+			continue
+		}
+		if z > best {
+			best, at = z, i
+		}
+	}
+	return best, at
+}
+
+// genericSeriesOf turns stored series into the generic layer's: counters
+// (by name: _total, _count, _bucket skipped) become increases, a _sum
+// with its _count becomes the mean per event.
+func genericSeriesOf(raw []rawSeries, label string) []genericSeries {
+	type key struct{ base, rest, ent string }
+	sums, counts := map[key][]float64{}, map[key][]float64{}
+	var out []genericSeries
+	for _, r := range raw {
+		name := r.lset.Get(model.MetricNameLabel)
+		ent := r.lset.Get(label)
+		rest := r.lset.DropReserved(func(n string) bool { return n == model.MetricNameLabel }).String()
+		switch {
+		case strings.HasSuffix(name, "_bucket"):
+			continue
+		case strings.HasSuffix(name, "_sum"):
+			sums[key{strings.TrimSuffix(name, "_sum"), rest, ent}] = increases(r.v)
+			continue
+		case strings.HasSuffix(name, "_count"):
+			counts[key{strings.TrimSuffix(name, "_count"), rest, ent}] = increases(r.v)
+			out = append(out, genericSeries{ent, name + rest, increases(r.v)})
+			continue
+		case strings.HasSuffix(name, "_total"):
+			out = append(out, genericSeries{ent, name + rest, increases(r.v)})
+			continue
+		}
+		out = append(out, genericSeries{ent, name + rest, r.v})
+	}
+	for k, s := range sums {
+		c, ok := counts[k]
+		if !ok {
+			continue
+		}
+		mean := nanSeries(len(s))
+		for i := range s {
+			if c[i] > 0 {
+				mean[i] = s[i] / c[i]
+			}
+		}
+		out = append(out, genericSeries{k.ent, k.base + "_mean" + k.rest, mean})
+	}
+	slices.SortFunc(out, func(a, b genericSeries) int { return cmp.Compare(a.name, b.name) })
+	return slices.DeleteFunc(out, func(s genericSeries) bool { return s.entity == "" })
+}

@@ -1,0 +1,495 @@
+package diagnose
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/detect"
+)
+
+// counterActivity is how a counter moved inside the window.
+type counterActivity struct {
+	// first is the first step it rose (-1: never); steps how many steps it
+	// rose in; total by how much.
+	first, steps int
+	total        float64
+}
+
+// activityOf reads a per-step increase row.
+func activityOf(v []float64, thr float64) counterActivity {
+	a := counterActivity{first: -1}
+	for i, x := range v {
+		if x > thr {
+			if a.first < 0 {
+				a.first = i
+			}
+			a.steps++
+			a.total += x
+		}
+	}
+	return a
+}
+
+// strengthOfRatio maps how far below its peers a GPU's signal runs (value
+// / peer median) to evidence strength: halved or worse is a clear fault;
+// within a few spreads (a few percent) it stays weak.
+func strengthOfRatio(ratio float64) float64 {
+	switch {
+	case ratio <= 0.3:
+		return 0.85
+	case ratio <= 0.6:
+		return 0.75
+	case ratio <= 0.85:
+		return 0.55
+	}
+	return 0.3
+}
+
+// hypNVLink: a GPU of a training job whose NVLink traffic falls below its
+// peers' at the same moment (the job's collectives cross it), with NVLink
+// error counters rising as corroboration. Every rank's traffic falls once
+// the job waits, so the faulty GPU is the one that falls first and
+// furthest; a whole node's GPUs falling together is the node's fabric.
+func hypNVLink(ctx context.Context, an *analysis) ([]*candidate, error) {
+	var out []*candidate
+	errs, err := an.nvlinkErrors(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, j := range an.jobs {
+		devs, err := an.peerDeviations(ctx, j, "gpu.nvlink_bandwidth", -slowZ)
+		if err != nil {
+			return nil, err
+		}
+		byNode := map[string][]gpuRef{}
+		for _, g := range j.gpus {
+			if _, ok := devs[g.key()]; ok {
+				byNode[g.node] = append(byNode[g.node], g)
+			}
+		}
+		for _, node := range sortedKeys(byNode) {
+			gs := byNode[node]
+			onset, worst, ratios := math.MaxInt, gs[0], []float64{}
+			for _, g := range gs {
+				d := devs[g.key()]
+				onset = min(onset, d.onset)
+				ratios = append(ratios, d.ratio)
+				if d.ratio < devs[worst.key()].ratio {
+					worst = g
+				}
+			}
+			nodeGPUs := 0
+			for _, g := range j.gpus {
+				if g.node == node {
+					nodeGPUs++
+				}
+			}
+			gpu := worst.gpu
+			med := detect.Median(ratios)
+			if 2*len(gs) >= nodeGPUs && devs[worst.key()].ratio > 0.6*med {
+				gpu = ""
+			}
+			d := devs[worst.key()]
+			c := an.gpuCandidate(KindNVLinkDegraded, node, gpu)
+			c.onset, c.strength = an.v.time(onset), strengthOfRatio(d.ratio)
+			c.headline = fmt.Sprintf("%s NVLink degradation", node)
+			c.action = fmt.Sprintf("cordon %s; restart the job on healthy nodes; run dcgmi diag -r 3 and check nvidia-smi nvlink -s on it", node)
+			c.workload = j.workload()
+			c.evidence = append(c.evidence, Evidence{
+				Signal: "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
+				Query:  an.v.query("gpu.nvlink_bandwidth", gpuMatchers(an.v, node, "")),
+				Summary: fmt.Sprintf("NVLink traffic of %d of %d GPUs of %s at %.0f%% of the job's other GPUs from %s (GPU %s lowest, %.0f%%)",
+					len(gs), nodeGPUs, node, 100*med, an.v.time(onset).Format(time.TimeOnly), worst.gpu, 100*d.ratio),
+			})
+			if e, ok := errs[node]; ok {
+				c.strength = 1 - (1-c.strength)*0.5
+				c.evidence = append(c.evidence, e)
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// nvlinkErrors finds nodes whose GPUs' NVLink error counters rose in more
+// than one step (a single corrected error is noise).
+func (an *analysis) nvlinkErrors(ctx context.Context) (map[string]Evidence, error) {
+	out := map[string]Evidence{}
+	for _, s := range []string{"gpu.nvlink_crc_flit_errors", "gpu.nvlink_crc_data_errors", "gpu.nvlink_replay_errors", "gpu.nvlink_recovery_errors"} {
+		t, err := an.v.sig(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range t.rows {
+			a := activityOf(r.v, 0)
+			node := r.ent[catalog.KeyNode]
+			if a.steps < 2 {
+				continue
+			}
+			if _, ok := out[node]; ok {
+				continue
+			}
+			sp, _ := an.v.sigSpec(s)
+			out[node] = Evidence{Signal: sp.metric, Query: an.v.query(s, gpuMatchers(an.v, node, r.ent[catalog.KeyGPU])),
+				Summary: fmt.Sprintf("%s GPU %s: %.0f NVLink errors in %d steps from %s", node, r.ent[catalog.KeyGPU], a.total, a.steps,
+					an.v.time(a.first).Format(time.TimeOnly))}
+		}
+	}
+	return out, nil
+}
+
+// thermalBits are the clock-event reasons that mean heat.
+const thermalBits = uint64(catalog.ClockSWThermal | catalog.ClockHWThermal | catalog.ClockHWSlowdown)
+
+// powerBits are the clock-event reasons that mean a power limit.
+const powerBits = uint64(catalog.ClockSWPowerCap | catalog.ClockHWPowerBrake)
+
+// reasonSteps returns the steps where a clock-event reason bitmask has any
+// of bits, from the first such step.
+func reasonSteps(v []float64, bits uint64) counterActivity {
+	a := counterActivity{first: -1}
+	for i, x := range v {
+		if math.IsNaN(x) || x < 0 {
+			continue
+		}
+		if uint64(x)&bits != 0 {
+			if a.first < 0 {
+				a.first = i
+			}
+			a.steps++
+		}
+	}
+	return a
+}
+
+// gpuThrottle is what one GPU shows of a throttle: violation time, reason
+// bits, temperature and clocks.
+type gpuThrottle struct {
+	node, gpu string
+	violation counterActivity // throttled steps (more than 5% of a step)
+	reasons   counterActivity
+	clockDev  *deviation // SM clock below the job's peers
+	peakTemp  float64
+	slowdown  float64
+}
+
+// throttles reads a throttle family (thermal or power) for every GPU.
+func (an *analysis) throttles(ctx context.Context, violation string, bits uint64) ([]gpuThrottle, error) {
+	vt, err := an.v.sig(ctx, violation)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := an.v.sig(ctx, "gpu.clock_event_reasons")
+	if err != nil {
+		return nil, err
+	}
+	tt, err := an.v.sig(ctx, "gpu.temp")
+	if err != nil {
+		return nil, err
+	}
+	st, err := an.v.sig(ctx, "gpu.slowdown_temp")
+	if err != nil {
+		return nil, err
+	}
+	reasons, temps, slow := rt.byEntity(), tt.byEntity(), st.byEntity()
+	stepNs := float64(an.v.step.Nanoseconds())
+	var out []gpuThrottle
+	keys := map[string]Entity{}
+	for _, r := range append(slices.Clone(vt.rows), rt.rows...) {
+		keys[entityKey(r.ent)] = r.ent
+	}
+	viol := vt.byEntity()
+	for _, k := range sortedKeys(keys) {
+		e := keys[k]
+		g := gpuThrottle{node: e[catalog.KeyNode], gpu: e[catalog.KeyGPU], violation: counterActivity{first: -1}, reasons: counterActivity{first: -1}}
+		if r := viol[k]; r != nil {
+			g.violation = activityOf(r.v, 0.05*stepNs)
+		}
+		if r := reasons[k]; r != nil {
+			g.reasons = reasonSteps(r.v, bits)
+		}
+		if r := temps[k]; r != nil {
+			g.peakTemp = maxOf(r.v)
+		}
+		g.slowdown = math.NaN()
+		if r := slow[k]; r != nil {
+			g.slowdown, _ = lastValid(r.v)
+		}
+		if g.violation.steps < 2 && g.reasons.steps < 2 {
+			continue
+		}
+		if j := an.jobOfNode(g.node); j != nil {
+			devs, err := an.peerDeviations(ctx, j, "gpu.sm_clock", -slowZ)
+			if err != nil {
+				return nil, err
+			}
+			if d, ok := devs[gpuKey(g.node, g.gpu)]; ok {
+				g.clockDev = &d
+			}
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+func maxOf(v []float64) float64 {
+	m := math.NaN()
+	for _, x := range v {
+		if !math.IsNaN(x) && (math.IsNaN(m) || x > m) {
+			m = x
+		}
+	}
+	return m
+}
+
+// throttleStrength weighs a throttle's evidence: throttled for minutes
+// with clocks below the peers' is a fault; reasons that flicker on a GPU
+// running at its peers' clocks are a GPU at its limit, weak evidence.
+func throttleStrength(g gpuThrottle) float64 {
+	s := 0.2
+	if g.reasons.steps >= 2 {
+		s = 0.35
+	}
+	if g.violation.steps >= 2 {
+		s = 0.6
+	}
+	if g.violation.steps >= 3 && g.clockDev != nil && g.clockDev.ratio < 0.97 {
+		s = 0.85
+	}
+	return s
+}
+
+// hypThermal: a GPU that spends its time throttled for heat (thermal
+// violation time, thermal clock-event reasons) and runs slower clocks
+// than its peers. A warm GPU inside its limits shows none of these.
+func hypThermal(ctx context.Context, an *analysis) ([]*candidate, error) {
+	ts, err := an.throttles(ctx, "gpu.thermal_violation", thermalBits)
+	if err != nil {
+		return nil, err
+	}
+	var out []*candidate
+	for _, g := range ts {
+		c := an.gpuCandidate(KindGPUThermalThrottle, g.node, g.gpu)
+		c.strength = throttleStrength(g)
+		c.onset = an.v.time(firstOf(g.violation.first, g.reasons.first))
+		c.direct = c.strength >= 0.6
+		c.headline = fmt.Sprintf("%s GPU %s thermal throttling", g.node, g.gpu)
+		c.action = fmt.Sprintf("check the cooling of %s (fans, airflow, inlet temperature); drain it if the GPU keeps throttling", g.node)
+		temp := ""
+		if !math.IsNaN(g.peakTemp) {
+			temp = fmt.Sprintf(", peak %.0f°C", g.peakTemp)
+			if !math.IsNaN(g.slowdown) {
+				temp += fmt.Sprintf(" (slowdown at %.0f°C)", g.slowdown)
+			}
+		}
+		c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_THERMAL_VIOLATION",
+			Query:   an.v.query("gpu.thermal_violation", gpuMatchers(an.v, g.node, g.gpu)),
+			Summary: fmt.Sprintf("throttled for heat in %d steps, thermal clock reasons in %d%s", g.violation.steps, g.reasons.steps, temp)})
+		addClockEvidence(an, c, g)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// hypPower: a GPU held under its draw by a power cap or brake (power
+// violation time, power clock-event reasons) with clocks below its peers'.
+func hypPower(ctx context.Context, an *analysis) ([]*candidate, error) {
+	ts, err := an.throttles(ctx, "gpu.power_violation", powerBits)
+	if err != nil {
+		return nil, err
+	}
+	var out []*candidate
+	byNode := map[string][]gpuThrottle{}
+	for _, g := range ts {
+		byNode[g.node] = append(byNode[g.node], g)
+	}
+	for _, node := range sortedKeys(byNode) {
+		gs := byNode[node]
+		slices.SortFunc(gs, func(a, b gpuThrottle) int { return int(throttleStrength(b)*100) - int(throttleStrength(a)*100) })
+		g := gs[0]
+		gpu := g.gpu
+		if len(gs) >= 4 {
+			gpu = ""
+		}
+		c := an.gpuCandidate(KindGPUPowerThrottle, node, gpu)
+		c.strength = throttleStrength(g)
+		c.onset = an.v.time(firstOf(g.violation.first, g.reasons.first))
+		c.direct = c.strength >= 0.6
+		c.headline = fmt.Sprintf("%s GPU %s power throttling", node, g.gpu)
+		if gpu == "" {
+			c.headline = fmt.Sprintf("%s power throttling on %d GPUs", node, len(gs))
+		}
+		c.action = fmt.Sprintf("check the power supplies and power limits of %s (nvidia-smi -q -d POWER); drain it if the brake stays on", node)
+		c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_POWER_VIOLATION",
+			Query:   an.v.query("gpu.power_violation", gpuMatchers(an.v, node, gpu)),
+			Summary: fmt.Sprintf("GPU %s held by a power limit in %d steps, power clock reasons in %d", g.gpu, g.violation.steps, g.reasons.steps)})
+		addClockEvidence(an, c, g)
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func addClockEvidence(an *analysis, c *candidate, g gpuThrottle) {
+	if g.clockDev == nil {
+		return
+	}
+	c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_SM_CLOCK",
+		Query:   an.v.query("gpu.sm_clock", gpuMatchers(an.v, g.node, g.gpu)),
+		Summary: fmt.Sprintf("SM clock at %.0f%% of the job's other GPUs", 100*g.clockDev.ratio)})
+}
+
+// firstOf returns the smallest non-negative step, or 0.
+func firstOf(steps ...int) int {
+	best := -1
+	for _, s := range steps {
+		if s >= 0 && (best < 0 || s < best) {
+			best = s
+		}
+	}
+	return max(best, 0)
+}
+
+// hypMemoryErrors: uncorrectable ECC errors or uncorrectable row remaps
+// inside the window; a corrected-error rate that keeps rising with
+// repeated correctable remaps is weaker evidence. One correctable remap is
+// the memory doing its job.
+func hypMemoryErrors(ctx context.Context, an *analysis) ([]*candidate, error) {
+	type reading struct {
+		signal string
+		thr    float64
+		strong bool
+	}
+	byGPU := map[string]*candidate{}
+	var order []string
+	for _, rd := range []reading{
+		{"gpu.ecc_dbe_volatile", 0, true}, {"gpu.remapped_rows_uncorrectable", 0, true},
+		{"gpu.row_remap_failure", 0, true}, {"gpu.ecc_sbe_volatile", 0, false}, {"gpu.remapped_rows_correctable", 0, false},
+	} {
+		t, err := an.v.sig(ctx, rd.signal)
+		if err != nil {
+			return nil, err
+		}
+		sp, _ := an.v.sigSpec(rd.signal)
+		for _, r := range t.rows {
+			vals := r.v
+			if sp.mode == asGauge {
+				// Counts the exporter reports as gauges (remapped rows):
+				// only a rise inside the window is news.
+				vals = increases(vals)
+			}
+			a := activityOf(vals, rd.thr)
+			if a.steps == 0 {
+				continue
+			}
+			node, gpu := r.ent[catalog.KeyNode], r.ent[catalog.KeyGPU]
+			k := gpuKey(node, gpu)
+			c := byGPU[k]
+			if c == nil {
+				c = an.gpuCandidate(KindGPUMemoryErrors, node, gpu)
+				c.onset = an.v.time(a.first)
+				c.headline = fmt.Sprintf("%s GPU %s memory errors", node, gpu)
+				c.action = fmt.Sprintf("drain %s and reset GPU %s (row remapping needs a reset); replace the GPU if uncorrectable errors return", node, gpu)
+				byGPU[k] = c
+				order = append(order, k)
+			}
+			if t := an.v.time(a.first); t.Before(c.onset) {
+				c.onset = t
+			}
+			c.evidence = append(c.evidence, Evidence{Signal: sp.metric, Query: an.v.query(rd.signal, gpuMatchers(an.v, node, gpu)),
+				Summary: fmt.Sprintf("+%.0f in %d steps from %s", a.total, a.steps, an.v.time(a.first).Format(time.TimeOnly))})
+			s := 0.1
+			switch {
+			case rd.strong:
+				s = 0.9
+			case rd.signal == "gpu.ecc_sbe_volatile" && a.steps >= 5:
+				s = 0.3
+			case rd.signal == "gpu.remapped_rows_correctable" && a.steps >= 2:
+				s = 0.3
+			}
+			c.strength = 1 - (1-c.strength)*(1-s)
+			c.direct = c.direct || rd.strong
+		}
+	}
+	slices.Sort(order)
+	out := make([]*candidate, 0, len(order))
+	for _, k := range order {
+		out = append(out, byGPU[k])
+	}
+	return out, nil
+}
+
+// hypPCIe: a GPU whose PCIe link trained below its peers' width or
+// generation, or that keeps replaying packets step after step (a single
+// burst of replays is a blip).
+func hypPCIe(ctx context.Context, an *analysis) ([]*candidate, error) {
+	var out []*candidate
+	rt, err := an.v.sig(ctx, "gpu.pcie_replays")
+	if err != nil {
+		return nil, err
+	}
+	cands := map[string]*candidate{}
+	for _, sname := range []string{"gpu.pcie_link_width", "gpu.pcie_link_gen"} {
+		t, err := an.v.sig(ctx, sname)
+		if err != nil {
+			return nil, err
+		}
+		// The link is as trained at the window's start by the healthy
+		// majority: the peers' median of each GPU's first value.
+		var firsts []float64
+		for _, r := range t.rows {
+			if i := firstValid(r.v); i >= 0 {
+				firsts = append(firsts, r.v[i])
+			}
+		}
+		want := detect.Median(firsts)
+		for _, r := range t.rows {
+			bad := episodes(an.v.n, func(i int) bool { return r.v[i] < want }, peerRun)
+			if len(bad) == 0 {
+				continue
+			}
+			node, gpu := r.ent[catalog.KeyNode], r.ent[catalog.KeyGPU]
+			low, _ := lastValid(r.v)
+			c := an.pcieCandidate(cands, node, gpu, bad[0].start)
+			c.strength = 1 - (1-c.strength)*(1-0.8)
+			c.direct = true
+			sp, _ := an.v.sigSpec(sname)
+			c.evidence = append(c.evidence, Evidence{Signal: sp.metric, Query: an.v.query(sname, gpuMatchers(an.v, node, gpu)),
+				Summary: fmt.Sprintf("link at %.0f where its peers run %.0f, from %s", low, want, an.v.time(bad[0].start).Format(time.TimeOnly))})
+		}
+	}
+	for _, r := range rt.rows {
+		a := activityOf(r.v, 0)
+		if a.steps < 3 {
+			continue
+		}
+		node, gpu := r.ent[catalog.KeyNode], r.ent[catalog.KeyGPU]
+		c := an.pcieCandidate(cands, node, gpu, a.first)
+		c.strength = 1 - (1-c.strength)*(1-0.4)
+		c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", Query: an.v.query("gpu.pcie_replays", gpuMatchers(an.v, node, gpu)),
+			Summary: fmt.Sprintf("%.0f PCIe replays in %d steps from %s", a.total, a.steps, an.v.time(a.first).Format(time.TimeOnly))})
+	}
+	for _, k := range sortedKeys(cands) {
+		out = append(out, cands[k])
+	}
+	return out, nil
+}
+
+func (an *analysis) pcieCandidate(m map[string]*candidate, node, gpu string, step int) *candidate {
+	k := gpuKey(node, gpu)
+	c := m[k]
+	if c == nil {
+		c = an.gpuCandidate(KindPCIeDegraded, node, gpu)
+		c.onset = an.v.time(step)
+		c.headline = fmt.Sprintf("%s GPU %s PCIe link degraded", node, gpu)
+		c.action = fmt.Sprintf("drain %s and reseat or replace GPU %s's riser/cable; check lspci -vv for the link state", node, gpu)
+		m[k] = c
+	}
+	if t := an.v.time(step); t.Before(c.onset) {
+		c.onset = t
+	}
+	return c
+}

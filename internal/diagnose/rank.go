@@ -1,0 +1,217 @@
+package diagnose
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
+)
+
+// priors are how often each kind caused an unexpected interruption of a
+// large training run: Meta's Llama 3 report (419 interruptions in 54 days
+// on 16,384 H100s: faulty GPU 30.1%, GPU HBM3 memory 17.2%, software
+// 12.9%, network switch and cable 8.4%, host maintenance 7.6%, GPU SRAM
+// 4.5%, GPU system processor 3.8%, NIC 1.7%, NCCL watchdog 1.7%, silent
+// data corruption 1.4%, GPU thermal 0.2%, ...), spread over the kinds
+// that name those components. They only break ties in ranking.
+var priors = map[string]float64{
+	KindGPUXIDError:         0.30,
+	KindGPUMemoryErrors:     0.17,
+	KindGPULost:             0.10,
+	KindPodCrashLoop:        0.13,
+	KindNodeNetworkDegraded: 0.08,
+	KindNVLinkDegraded:      0.06,
+	KindNodeDown:            0.076,
+	KindStraggler:           0.02,
+	KindPCIeDegraded:        0.02,
+	KindGPUThermalThrottle:  0.01,
+	KindGPUPowerThrottle:    0.01,
+}
+
+// minConfidence drops candidates too weak to show.
+const minConfidence = 0.2
+
+// rank merges candidates that name the same fault, weighs them against
+// each other and the symptoms, and fills the report's causes and findings.
+func rank(rep *Report, cands []*candidate) {
+	cands = merge(cands)
+	explainAway(cands)
+	type scored struct {
+		c     *candidate
+		conf  float64
+		score float64
+	}
+	var causes, findings []scored
+	for _, c := range cands {
+		conf := calibrate(c)
+		if conf < minConfidence {
+			continue
+		}
+		s := scored{c: c, conf: conf, score: conf + 0.05*priors[c.kind]}
+		if len(c.explains) > 0 || c.generic {
+			causes = append(causes, s)
+		} else {
+			findings = append(findings, s)
+		}
+	}
+	order := func(a, b scored) int {
+		if c := cmp.Compare(b.score, a.score); c != 0 {
+			return c
+		}
+		if c := a.c.onset.Compare(b.c.onset); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.c.kind, b.c.kind); c != 0 {
+			return c
+		}
+		return cmp.Compare(entityKey(a.c.ent), entityKey(b.c.ent))
+	}
+	slices.SortFunc(causes, order)
+	slices.SortFunc(findings, order)
+	for i, s := range causes {
+		rep.Causes = append(rep.Causes, s.c.toCause(i+1, s.conf, rep.Symptoms))
+	}
+	for i, s := range findings {
+		rep.Findings = append(rep.Findings, s.c.toCause(i+1, s.conf, nil))
+	}
+}
+
+// calibrate turns a candidate's evidence strength into a confidence: a
+// cause that explains an observed symptom (on what it touches, not after
+// it) is more likely than the same evidence alone.
+func calibrate(c *candidate) float64 {
+	conf := c.strength
+	if len(c.explains) > 0 {
+		conf += (1 - conf) * 0.35
+	}
+	return min(0.99, max(0, conf))
+}
+
+// sameFault reports whether two candidates name the same fault: one kind
+// on the same node (one GPU, or the node and a GPU of it), or the same
+// non-node entity.
+func sameFault(a, b *candidate) bool {
+	if a.kind != b.kind {
+		return false
+	}
+	an, bn := a.ent[catalog.KeyNode], b.ent[catalog.KeyNode]
+	if an != "" || bn != "" {
+		if an != bn {
+			return false
+		}
+		ag, bg := a.ent[catalog.KeyGPU], b.ent[catalog.KeyGPU]
+		return ag == bg || ag == "" || bg == ""
+	}
+	return entityKey(a.ent) == entityKey(b.ent)
+}
+
+// merge folds candidates that name the same fault into the strongest of
+// them: evidence adds up (noisy-or), the onset is the earliest.
+func merge(cands []*candidate) []*candidate {
+	slices.SortStableFunc(cands, func(a, b *candidate) int { return cmp.Compare(b.strength, a.strength) })
+	var out []*candidate
+	for _, c := range cands {
+		i := slices.IndexFunc(out, func(o *candidate) bool { return sameFault(o, c) })
+		if i < 0 {
+			out = append(out, c)
+			continue
+		}
+		o := out[i]
+		o.strength = min(0.98, 1-(1-o.strength)*(1-0.5*c.strength))
+		o.direct = o.direct || c.direct
+		o.evidence = append(o.evidence, c.evidence...)
+		if !c.onset.IsZero() && (o.onset.IsZero() || c.onset.Before(o.onset)) {
+			o.onset = c.onset
+		}
+		for _, e := range c.explains {
+			if !slices.Contains(o.explains, e) {
+				o.explains = append(o.explains, e)
+			}
+		}
+		o.pods = append(o.pods, c.pods...)
+		if o.workload == "" {
+			o.workload = c.workload
+		}
+	}
+	return out
+}
+
+// explainAway weakens a pattern-only candidate (a rank slower than its
+// peers, NVLink traffic lower than theirs) on a node where another fault
+// with direct evidence started no later: that fault explains the pattern.
+// A straggler is by definition a slow rank with no known reason.
+func explainAway(cands []*candidate) {
+	for _, c := range cands {
+		if c.direct || len(c.nodes) == 0 {
+			continue
+		}
+		for _, o := range cands {
+			if o == c || o.kind == c.kind || !sharesNode(o, c) {
+				continue
+			}
+			strongReason := o.direct && (o.onset.IsZero() || c.onset.IsZero() || !o.onset.After(c.onset.Add(precedenceSlack)))
+			reasonForStraggler := c.kind == KindStraggler && o.strength >= 0.5
+			if strongReason || reasonForStraggler {
+				c.strength *= 0.4
+				break
+			}
+		}
+	}
+}
+
+func sharesNode(a, b *candidate) bool {
+	for _, n := range a.nodes {
+		if slices.Contains(b.nodes, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// symptomWords names a symptom kind in a headline.
+var symptomWords = map[string]string{
+	SymptomTrainingStall:        "training stall",
+	SymptomTrainingSlowdown:     "training slowdown",
+	SymptomJobFailed:            "job failure",
+	SymptomInferenceLatencyHigh: "high inference latency",
+	SymptomTTFTHigh:             "high time to first token",
+	SymptomQueueGrowing:         "growing queue",
+	SymptomErrorRateHigh:        "high error rate",
+	SymptomThroughputDrop:       "throughput drop",
+	SymptomSLOBurn:              "SLO burn",
+}
+
+// toCause writes a candidate as a ranked cause or finding.
+func (c *candidate) toCause(rank int, conf float64, syms []Symptom) Cause {
+	out := Cause{Rank: rank, Kind: c.kind, Entity: c.ent, Confidence: round3(conf), Summary: c.headline,
+		Evidence: c.evidence, Action: c.action}
+	if out.Evidence == nil {
+		out.Evidence = []Evidence{}
+	}
+	if !c.onset.IsZero() {
+		t := c.onset.UTC()
+		out.Since = &t
+	}
+	if len(c.explains) > 0 {
+		explains := slices.Clone(c.explains)
+		slices.Sort(explains)
+		out.Explains = explains
+		var words []string
+		for _, i := range explains {
+			if i < len(syms) {
+				if w := symptomWords[syms[i].Kind]; w != "" && !slices.Contains(words, w) {
+					words = append(words, w)
+				}
+			}
+		}
+		if len(words) > 0 {
+			out.Summary += " — probable cause of " + strings.Join(words, " and ")
+		}
+	}
+	return out
+}
+
+func round3(x float64) float64 {
+	return float64(int64(x*1000+0.5)) / 1000
+}

@@ -1,0 +1,110 @@
+package diagnose
+
+import (
+	"time"
+)
+
+// Report is one diagnosis: what `vigil diagnose --json` prints. Fields may be
+// added; none may be removed or renamed (DESIGN.md).
+type Report struct {
+	// At is the evaluation time: no sample after it was read.
+	At time.Time `json:"at"`
+	// Healthy is true exactly when there is no symptom and no cause or
+	// finding with confidence ≥ 0.5.
+	Healthy bool `json:"healthy"`
+	// Symptoms are the user-visible effects, earliest first.
+	Symptoms []Symptom `json:"symptoms"`
+	// Causes explain the symptoms, best first, Rank from 1.
+	Causes []Cause `json:"causes"`
+	// Findings are problems with no symptom yet, ranked the same way.
+	Findings []Cause `json:"findings"`
+	// Warnings say what the engine could not read or had to assume.
+	Warnings []string `json:"warnings"`
+}
+
+// Entity names one thing with DESIGN.md's canonical keys (node, gpu, pod,
+// namespace, workload, model, service, tenant, ...) or, in the generic
+// layer, the --entity-label name.
+type Entity map[string]string
+
+// Symptom kinds (DESIGN.md).
+const (
+	SymptomTrainingStall        = "training_stall"
+	SymptomTrainingSlowdown     = "training_slowdown"
+	SymptomJobFailed            = "job_failed"
+	SymptomInferenceLatencyHigh = "inference_latency_high"
+	SymptomTTFTHigh             = "ttft_high"
+	SymptomQueueGrowing         = "queue_growing"
+	SymptomErrorRateHigh        = "error_rate_high"
+	SymptomThroughputDrop       = "throughput_drop"
+	SymptomSLOBurn              = "slo_burn"
+)
+
+// Symptom is a user-visible effect on a workload, a model or a service.
+type Symptom struct {
+	Kind   string    `json:"kind"`
+	Entity Entity    `json:"entity"`
+	Since  time.Time `json:"since"`
+	// Summary says what is wrong in one sentence.
+	Summary string `json:"summary"`
+}
+
+// Cause is a probable root cause (in Report.Causes) or a finding (in
+// Report.Findings).
+type Cause struct {
+	// Rank counts from 1, best first.
+	Rank   int    `json:"rank"`
+	Kind   string `json:"kind"`
+	Entity Entity `json:"entity"`
+	// Confidence is calibrated: among causes given 0.8, about 8 in 10 are
+	// right.
+	Confidence float64 `json:"confidence"`
+	// Since is the cause's onset, when one was found.
+	Since *time.Time `json:"since,omitempty"`
+	// Summary is the page's headline for this cause.
+	Summary  string     `json:"summary"`
+	Evidence []Evidence `json:"evidence"`
+	// Action says what to do.
+	Action string `json:"action,omitempty"`
+	// Explains lists the indexes into Report.Symptoms this cause explains.
+	Explains []int `json:"explains,omitempty"`
+}
+
+// Evidence is one signal that supports a cause.
+type Evidence struct {
+	// Signal is the metric (or canonical signal) read.
+	Signal string `json:"signal"`
+	// Query is PromQL that shows it.
+	Query string `json:"query,omitempty"`
+	// Summary says what it shows, with numbers.
+	Summary string `json:"summary"`
+}
+
+// Cause and finding kinds (DESIGN.md).
+const (
+	KindNVLinkDegraded      = "nvlink_degraded"
+	KindGPUXIDError         = "gpu_xid_error"
+	KindGPULost             = "gpu_lost"
+	KindGPUThermalThrottle  = "gpu_thermal_throttle"
+	KindGPUPowerThrottle    = "gpu_power_throttle"
+	KindGPUMemoryErrors     = "gpu_memory_errors"
+	KindPCIeDegraded        = "pcie_degraded"
+	KindNodeDown            = "node_down"
+	KindNodeCPUSaturated    = "node_cpu_saturated"
+	KindNodeMemoryPressure  = "node_memory_pressure"
+	KindNodeNetworkDegraded = "node_network_degraded"
+	KindInputPipelineSlow   = "input_pipeline_slow"
+	KindPodOOMKilled        = "pod_oom_killed"
+	KindPodCrashLoop        = "pod_crash_loop"
+	KindPodEvicted          = "pod_evicted"
+	KindStraggler           = "straggler"
+	KindCapacitySaturated   = "inference_capacity_saturated"
+	KindKVCacheExhausted    = "kv_cache_exhausted"
+	KindDependencySlow      = "dependency_slow"
+	KindTenantFailure       = "tenant_failure"
+	KindBadRollout          = "bad_rollout"
+	KindModelDrift          = "model_drift"
+	KindExporterDown        = "exporter_down"
+	KindGPUIdle             = "gpu_idle"
+	KindMetricAnomaly       = "metric_anomaly"
+)

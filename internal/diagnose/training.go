@@ -1,0 +1,292 @@
+package diagnose
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/detect"
+	"github.com/vigil-obs/vigil/internal/topology"
+)
+
+// Training symptoms: a stall is the job's work collapsing below
+// stallRatio of its earlier level for stallRun steps (longer than a
+// checkpoint, which pauses every rank for about a minute); a slowdown is a
+// robust drop of slowZ reference scales for slowRun steps.
+const (
+	stallRatio = 0.35
+	stallRun   = 3
+	slowZ      = 4.0
+	slowRun    = 4
+)
+
+// activitySignals are the GPU work signals, best first: tensor-pipe
+// activity collapses in an NCCL hang while GPU_UTIL stays near 100%.
+var activitySignals = []string{"gpu.tensor_active", "gpu.sm_active", "gpu.gr_engine_active", "gpu.util"}
+
+// gpuRef is one GPU of a workload.
+type gpuRef struct {
+	node, gpu string
+	pod       string // podKey
+}
+
+func (g gpuRef) key() string { return gpuKey(g.node, g.gpu) }
+
+// trainJob is a training workload: its ranks, GPUs and work over time.
+type trainJob struct {
+	ns, name string
+	pods     []string // podKey
+	nodes    []string
+	gpus     []gpuRef
+	// act is the job's median GPU activity per step, from actSignal.
+	act       []float64
+	actSignal string
+	ref       detect.Baseline
+	// stalled/slowed: the symptom episode, if any; sym its index.
+	symptom *episode
+	stall   bool
+	sym     int
+}
+
+func (j *trainJob) workload() string { return j.ns + "/" + j.name }
+
+// findJobs reads the training workloads of the topology and their
+// symptoms.
+func (an *analysis) findJobs(ctx context.Context) error {
+	for _, w := range an.v.topo.Workloads {
+		if w.Role != topology.RoleTraining {
+			continue
+		}
+		j := an.newJob(w)
+		if len(j.gpus) == 0 {
+			continue
+		}
+		if err := an.jobActivity(ctx, j); err != nil {
+			return err
+		}
+		an.jobs = append(an.jobs, j)
+		an.trainingSymptom(j)
+	}
+	return nil
+}
+
+// newJob collects a workload's pods, nodes and GPUs: the GPUs
+// dcgm-exporter (or the resource requests) attribute to its pods.
+func (an *analysis) newJob(w *topology.Workload) *trainJob {
+	j := &trainJob{ns: w.Namespace, name: w.Name, sym: -1}
+	for _, p := range w.Pods {
+		j.pods = append(j.pods, podKey(w.Namespace, p))
+	}
+	for _, n := range an.v.topo.Nodes {
+		for _, p := range n.Pods {
+			if p.Namespace != w.Namespace || !slices.Contains(w.Pods, p.Pod) {
+				continue
+			}
+			if !slices.Contains(j.nodes, n.Name) {
+				j.nodes = append(j.nodes, n.Name)
+			}
+			pk := podKey(p.Namespace, p.Pod)
+			for _, g := range n.GPUs {
+				if slices.ContainsFunc(g.Pods, func(r topology.PodRef) bool { return r.Namespace == p.Namespace && r.Pod == p.Pod }) ||
+					slices.Contains(p.GPUs, g.Index) {
+					j.gpus = append(j.gpus, gpuRef{node: n.Name, gpu: g.Index, pod: pk})
+				}
+			}
+		}
+	}
+	slices.SortFunc(j.gpus, func(a, b gpuRef) int { return compareGPU(a.node, a.gpu, b.node, b.gpu) })
+	j.gpus = slices.CompactFunc(j.gpus, func(a, b gpuRef) bool { return a.key() == b.key() })
+	slices.Sort(j.nodes)
+	return j
+}
+
+// compareGPU orders GPUs by node, then index numerically.
+func compareGPU(an, ag, bn, bg string) int {
+	if an != bn {
+		if an < bn {
+			return -1
+		}
+		return 1
+	}
+	ai, aerr := strconv.Atoi(ag)
+	bi, berr := strconv.Atoi(bg)
+	if aerr == nil && berr == nil {
+		return ai - bi
+	}
+	if ag < bg {
+		return -1
+	}
+	if ag > bg {
+		return 1
+	}
+	return 0
+}
+
+// jobRows returns the rows of a GPU table that belong to the job's GPUs,
+// in the job's order (nil where a GPU has none).
+func (j *trainJob) rows(t *table) []*row {
+	idx := t.byEntity()
+	out := make([]*row, len(j.gpus))
+	for i, g := range j.gpus {
+		out[i] = idx[g.key()]
+	}
+	return out
+}
+
+func nonNil(rows []*row) []*row {
+	return slices.DeleteFunc(slices.Clone(rows), func(r *row) bool { return r == nil })
+}
+
+// jobActivity reads the job's median activity from the best signal its
+// GPUs report.
+func (an *analysis) jobActivity(ctx context.Context, j *trainJob) error {
+	for _, s := range activitySignals {
+		t, err := an.v.sig(ctx, s)
+		if err != nil {
+			return err
+		}
+		rows := nonNil(j.rows(t))
+		if len(rows) == 0 {
+			continue
+		}
+		j.act, j.actSignal = medianAcross(rows, an.v.n), s
+		j.ref = reference(j.act, detect.Floor{Rel: 0.01, Abs: 1e-6})
+		return nil
+	}
+	return nil
+}
+
+// trainingSymptom finds a stall or a slowdown of the job: its work, as
+// the median over its GPUs, collapsing or dropping for longer than a
+// checkpoint.
+func (an *analysis) trainingSymptom(j *trainJob) {
+	if j.act == nil || j.ref.N == 0 || j.ref.Median <= 0 {
+		return
+	}
+	n := an.v.n
+	stalls := episodes(n, func(i int) bool { return j.act[i] < stallRatio*j.ref.Median }, stallRun)
+	slows := episodes(n, func(i int) bool { return j.ref.Z(j.act[i]) <= -slowZ }, slowRun)
+	kind, eps := SymptomTrainingSlowdown, slows
+	if len(stalls) > 0 {
+		kind, eps, j.stall = SymptomTrainingStall, stalls, true
+	}
+	if len(eps) == 0 {
+		// A stall with the GPUs gone (a hung job whose pods died) leaves no
+		// activity at all: missing samples on most GPUs count as none.
+		return
+	}
+	e := eps[0]
+	j.symptom = &e
+	low := detect.Median(j.act[e.start : e.end+1])
+	summary := fmt.Sprintf("%s/%s stalled: GPU work (%s) fell to %.0f%% of its earlier level", j.ns, j.name, j.actSignal, 100*low/j.ref.Median)
+	if kind == SymptomTrainingSlowdown {
+		summary = fmt.Sprintf("%s/%s slowed: GPU work (%s) fell %.1f%% below its earlier level", j.ns, j.name, j.actSignal, 100*(1-low/j.ref.Median))
+	}
+	if e.end < n-1 {
+		summary += fmt.Sprintf(" until %s", an.v.time(e.end+1).Format("15:04:05"))
+	}
+	j.sym = an.addSymptom(symptomRec{
+		Symptom: Symptom{Kind: kind, Entity: Entity{catalog.KeyNamespace: j.ns, catalog.KeyWorkload: j.name},
+			Since: an.v.time(e.start), Summary: summary},
+		nodes: j.nodes, pods: j.pods, workload: j.workload(),
+	})
+}
+
+// deviation is how one entity's signal departs from its peers'.
+type deviation struct {
+	// onset is the first step of the longest persistent episode.
+	onset int
+	ep    episode
+	// z is the median peer z-score over the episode; ratio the median of
+	// value / peer median.
+	z, ratio float64
+}
+
+// peerRun is how many steps a peer deviation must last: one sample is a
+// blip.
+const peerRun = 2
+
+// peerDeviations compares each GPU of the job with the job's other GPUs
+// at every step and returns the persistent deviations beyond thr (signed:
+// thr < 0 looks for low values), by GPU key.
+func (an *analysis) peerDeviations(ctx context.Context, j *trainJob, signal string, thr float64) (map[string]deviation, error) {
+	key := fmt.Sprintf("%s|%s|%g", j.workload(), signal, thr)
+	if d, ok := an.peer[key]; ok {
+		return d, nil
+	}
+	t, err := an.v.sig(ctx, signal)
+	if err != nil {
+		return nil, err
+	}
+	rows := j.rows(t)
+	out := peerDeviationsOf(rows, j.gpuKeys(), an.v.n, thr, peerFloor)
+	an.peer[key] = out
+	return out, nil
+}
+
+func (j *trainJob) gpuKeys() []string {
+	out := make([]string, len(j.gpus))
+	for i, g := range j.gpus {
+		out[i] = g.key()
+	}
+	return out
+}
+
+// peerFloor is the relative floor of peer comparison: GPUs of one job
+// doing the same work differ by a percent or two.
+var peerFloor = detect.Floor{Rel: 0.02, Abs: 1e-6}
+
+// peerDeviationsOf is peerDeviations over given rows.
+func peerDeviationsOf(rows []*row, keys []string, n int, thr float64, floor detect.Floor) map[string]deviation {
+	z := make([][]float64, len(rows))
+	ratio := make([][]float64, len(rows))
+	for k := range rows {
+		z[k] = make([]float64, n)
+		ratio[k] = make([]float64, n)
+	}
+	vals := make([]float64, 0, len(rows))
+	for i := range n {
+		vals = vals[:0]
+		for _, r := range rows {
+			if r != nil && !math.IsNaN(r.v[i]) {
+				vals = append(vals, r.v[i])
+			}
+		}
+		b := detect.NewBaseline(vals, floor)
+		for k, r := range rows {
+			z[k][i], ratio[k][i] = math.NaN(), math.NaN()
+			if r == nil || len(vals) < 3 || math.IsNaN(r.v[i]) {
+				continue
+			}
+			z[k][i] = b.Z(r.v[i])
+			if b.Median != 0 {
+				ratio[k][i] = r.v[i] / b.Median
+			}
+		}
+	}
+	out := map[string]deviation{}
+	for k := range rows {
+		bad := func(i int) bool { return thr < 0 && z[k][i] <= thr || thr > 0 && z[k][i] >= thr }
+		e, ok := longest(episodes(n, bad, peerRun))
+		if !ok {
+			continue
+		}
+		eps := episodes(n, bad, peerRun)
+		out[keys[k]] = deviation{onset: eps[0].start, ep: e,
+			z: detect.Median(z[k][e.start : e.end+1]), ratio: detect.Median(ratio[k][e.start : e.end+1])}
+	}
+	return out
+}
+
+// jobOf returns the training job a node belongs to, or nil.
+func (an *analysis) jobOfNode(node string) *trainJob {
+	for _, j := range an.jobs {
+		if slices.Contains(j.nodes, node) {
+			return j
+		}
+	}
+	return nil
+}
