@@ -113,10 +113,16 @@ func (an *analysis) addSymptom(s symptomRec) int {
 // collection interval late, and counters show up a step late.
 const precedenceSlack = 3 * time.Minute
 
+// minExplain is the least evidence strength that can explain a symptom.
+const minExplain = 0.3
+
 // link sets which symptoms each candidate explains: those on what it
 // touches that did not start before it (temporal precedence).
 func (an *analysis) link() {
 	for _, c := range an.cands {
+		if c.strength < minExplain {
+			continue // an event too weak to stop a job (XID 63, one remap)
+		}
 		for i, s := range an.syms {
 			touches := c.workload != "" && c.workload == s.workload
 			for _, n := range c.nodes {

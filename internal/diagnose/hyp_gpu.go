@@ -196,7 +196,7 @@ func (an *analysis) throttles(ctx context.Context, violation string, bits uint64
 		return nil, err
 	}
 	reasons, temps, slow := rt.byEntity(), tt.byEntity(), st.byEntity()
-	stepNs := float64(an.v.step.Nanoseconds())
+	stepS := an.v.step.Seconds()
 	var out []gpuThrottle
 	keys := map[string]Entity{}
 	for _, r := range append(slices.Clone(vt.rows), rt.rows...) {
@@ -207,7 +207,7 @@ func (an *analysis) throttles(ctx context.Context, violation string, bits uint64
 		e := keys[k]
 		g := gpuThrottle{node: e[catalog.KeyNode], gpu: e[catalog.KeyGPU], violation: counterActivity{first: -1}, reasons: counterActivity{first: -1}}
 		if r := viol[k]; r != nil {
-			g.violation = activityOf(r.v, 0.05*stepNs)
+			g.violation = activityOf(r.v, 0.05*stepS)
 		}
 		if r := reasons[k]; r != nil {
 			g.reasons = reasonSteps(r.v, bits)
@@ -271,7 +271,10 @@ func hypThermal(ctx context.Context, an *analysis) ([]*candidate, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []*candidate
+	out, err := an.heating(ctx)
+	if err != nil {
+		return nil, err
+	}
 	for _, g := range ts {
 		c := an.gpuCandidate(KindGPUThermalThrottle, g.node, g.gpu)
 		c.strength = throttleStrength(g)
@@ -291,6 +294,50 @@ func hypThermal(ctx context.Context, an *analysis) ([]*candidate, error) {
 			Summary: fmt.Sprintf("throttled for heat in %d steps, thermal clock reasons in %d%s", g.violation.steps, g.reasons.steps, temp)})
 		addClockEvidence(an, c, g)
 		out = append(out, c)
+	}
+	return out, nil
+}
+
+// heatFloor is the smallest rise over its peers a GPU's temperature must
+// show: readings are whole degrees.
+var heatFloor = detect.Floor{Rel: 0.01, Abs: 0.75}
+
+// heating finds GPUs of a training job whose temperature climbs away from
+// their peers' (a failing fan) before they throttle: the excess over the
+// peers' median rises beyond its own earlier spread for two steps. A GPU
+// that always ran warmer (in spec) keeps its excess and is no news.
+func (an *analysis) heating(ctx context.Context) ([]*candidate, error) {
+	t, err := an.v.sig(ctx, "gpu.temp")
+	if err != nil {
+		return nil, err
+	}
+	var out []*candidate
+	for _, j := range an.jobs {
+		rows := j.rows(t)
+		med := medianAcross(nonNil(rows), an.v.n)
+		for k, r := range rows {
+			if r == nil {
+				continue
+			}
+			excess := make([]float64, an.v.n)
+			for i := range excess {
+				excess[i] = r.v[i] - med[i]
+			}
+			ref := reference(excess, heatFloor)
+			es := episodes(an.v.n, func(i int) bool { return ref.Z(excess[i]) >= slowZ }, peerRun)
+			if len(es) == 0 || es[0].start == 0 {
+				continue
+			}
+			g := j.gpus[k]
+			peak := maxOf(excess[es[0].start:])
+			c := an.gpuCandidate(KindGPUThermalThrottle, g.node, g.gpu)
+			c.onset, c.strength = an.v.time(es[0].start), 0.55
+			c.headline = fmt.Sprintf("%s GPU %s overheating", g.node, g.gpu)
+			c.action = fmt.Sprintf("check the cooling of %s (fans, airflow, inlet temperature) before the GPU throttles", g.node)
+			c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_GPU_TEMP", Query: an.v.query("gpu.temp", gpuMatchers(an.v, g.node, g.gpu)),
+				Summary: fmt.Sprintf("up to %.0f°C above the job's other GPUs from %s (%.0f°C before)", peak, an.v.time(es[0].start).Format(time.TimeOnly), ref.Median)})
+			out = append(out, c)
+		}
 	}
 	return out, nil
 }

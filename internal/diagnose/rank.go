@@ -83,7 +83,8 @@ func rank(rep *Report, cands []*candidate) {
 func calibrate(c *candidate) float64 {
 	conf := c.strength
 	if len(c.explains) > 0 {
-		conf += (1 - conf) * 0.35
+		// Weak evidence gains little from a symptom it might explain.
+		conf += (1 - conf) * 0.35 * min(1, conf/0.5)
 	}
 	return min(0.99, max(0, conf))
 }

@@ -67,6 +67,11 @@ func (an *analysis) findJobs(ctx context.Context) error {
 		if err := an.jobActivity(ctx, j); err != nil {
 			return err
 		}
+		if !j.steady() {
+			// Bursty work (a notebook, a batch of short kernels) is no
+			// synchronous training job: no stall to see in it.
+			continue
+		}
 		an.jobs = append(an.jobs, j)
 		an.trainingSymptom(j)
 	}
@@ -123,6 +128,17 @@ func compareGPU(an, ag, bn, bg string) int {
 		return 1
 	}
 	return 0
+}
+
+// maxJobSpread is the largest relative spread of a training job's work
+// before anything happened: a synchronous job runs the same step again and
+// again.
+const maxJobSpread = 0.25
+
+// steady reports whether the job's work was steady before anything
+// happened (or it had none to read).
+func (j *trainJob) steady() bool {
+	return j.act == nil || j.ref.N > 0 && j.ref.Median > 0 && j.ref.Scale <= maxJobSpread*j.ref.Median
 }
 
 // jobRows returns the rows of a GPU table that belong to the job's GPUs,
