@@ -311,22 +311,32 @@ func (an *analysis) heating(ctx context.Context) ([]*candidate, error) {
 	if err != nil {
 		return nil, err
 	}
+	pt, err := an.v.sig(ctx, "gpu.power")
+	if err != nil {
+		return nil, err
+	}
 	var out []*candidate
 	for _, j := range an.jobs {
-		rows := j.rows(t)
-		med := medianAcross(nonNil(rows), an.v.n)
-		for k, r := range rows {
-			if r == nil {
+		rows, prow := j.rows(t), j.rows(pt)
+		temp := excessOverPeers(rows, an.v.n)
+		power := excessOverPeers(prow, an.v.n)
+		for k := range rows {
+			excess := temp[k]
+			if excess == nil {
 				continue
-			}
-			excess := make([]float64, an.v.n)
-			for i := range excess {
-				excess[i] = r.v[i] - med[i]
 			}
 			ref := reference(excess, heatFloor)
 			es := episodes(an.v.n, func(i int) bool { return ref.Z(excess[i]) >= slowZ }, peerRun)
 			if len(es) == 0 || es[0].start == 0 {
 				continue
+			}
+			if p := power[k]; p != nil {
+				// A GPU that draws more than its peers runs hotter for it (the
+				// busy rank the others wait for): that is no cooling fault.
+				pref := reference(p, detect.Floor{Rel: 0.01, Abs: 5})
+				if pref.Z(detect.Median(p[es[0].start:])) >= slowZ {
+					continue
+				}
 			}
 			g := j.gpus[k]
 			peak := maxOf(excess[es[0].start:])
@@ -340,6 +350,23 @@ func (an *analysis) heating(ctx context.Context) ([]*candidate, error) {
 		}
 	}
 	return out, nil
+}
+
+// excessOverPeers returns, per row, its values minus the rows' median at
+// each step (nil for a nil row).
+func excessOverPeers(rows []*row, n int) [][]float64 {
+	med := medianAcross(nonNil(rows), n)
+	out := make([][]float64, len(rows))
+	for k, r := range rows {
+		if r == nil {
+			continue
+		}
+		out[k] = make([]float64, n)
+		for i := range n {
+			out[k][i] = r.v[i] - med[i]
+		}
+	}
+	return out
 }
 
 // hypPower: a GPU held under its draw by a power cap or brake (power
