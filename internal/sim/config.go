@@ -34,6 +34,29 @@ const (
 	InstanceIP = "ip"
 	// InstanceName makes node-exporter's instance a node name:port.
 	InstanceName = "name"
+	// On and Off switch an optional exporter feature (XIDCount,
+	// NVLinkErrors).
+	On  = "on"
+	Off = "off"
+	// KSMHonored keeps kube-state-metrics' namespace, pod and container
+	// labels (honor_labels: true).
+	KSMHonored = "honored"
+	// KSMExported scrapes kube-state-metrics without honor_labels: its
+	// namespace, pod and container become exported_namespace, exported_pod
+	// and exported_container, and namespace, pod and container name the
+	// kube-state-metrics pod itself.
+	KSMExported = "exported"
+	// BlankAbsent leaves DCGM_FI_DEV_MEMORY_TEMP a real reading;
+	// BlankSentinel makes the GPUs report it unsupported: DCGM's int64
+	// NOT_SUPPORTED blank (9223372036854775794), as some GPUs and drivers
+	// do.
+	BlankAbsent   = "value"
+	BlankSentinel = "blank"
+	// VLLMNew speaks vLLM 0.11's names; VLLMOld vLLM 0.9's
+	// (vllm:gpu_cache_usage_perc, vllm:time_per_output_token_seconds, no
+	// engine label).
+	VLLMNew = "0.11"
+	VLLMOld = "0.9"
 )
 
 // Labels chooses the label variants of one run. An empty field is drawn
@@ -48,6 +71,18 @@ type Labels struct {
 	NVLinkType string
 	// NodeInstance is InstanceIP or InstanceName.
 	NodeInstance string
+	// XIDCount is On when dcgm-exporter also exports
+	// DCGM_EXP_XID_ERRORS_COUNT (XIDs per code over its 5-minute window).
+	XIDCount string
+	// NVLinkErrors is On when dcgm-exporter exports the NVLink CRC, replay
+	// and recovery error counters.
+	NVLinkErrors string
+	// KSM is KSMHonored or KSMExported.
+	KSM string
+	// DCGMBlank is BlankAbsent or BlankSentinel.
+	DCGMBlank string
+	// VLLM is VLLMNew or VLLMOld.
+	VLLM string
 }
 
 // Config describes the simulated cluster and run. The zero value of every
@@ -217,6 +252,11 @@ func (c Config) Resolve() Config {
 	pick(&c.Labels.DCGMPod, PodLabelsOld, PodLabelsNew, 0.2)
 	pick(&c.Labels.NVLinkType, NVLinkCounter, NVLinkGauge, 0.4)
 	pick(&c.Labels.NodeInstance, InstanceName, InstanceIP, 0.5)
+	pick(&c.Labels.XIDCount, On, Off, 0.5)
+	pick(&c.Labels.NVLinkErrors, On, Off, 0.6)
+	pick(&c.Labels.KSM, KSMExported, KSMHonored, 0.3)
+	pick(&c.Labels.DCGMBlank, BlankSentinel, BlankAbsent, 0.3)
+	pick(&c.Labels.VLLM, VLLMOld, VLLMNew, 0.3)
 	return c
 }
 
@@ -288,6 +328,16 @@ func (c Config) Validate() error {
 		return bad("NVLink type %q is neither %s nor %s", l.NVLinkType, NVLinkGauge, NVLinkCounter)
 	case l.NodeInstance != InstanceIP && l.NodeInstance != InstanceName:
 		return bad("node-exporter instance %q is neither %s nor %s", l.NodeInstance, InstanceIP, InstanceName)
+	case l.XIDCount != On && l.XIDCount != Off:
+		return bad("XID count %q is neither %s nor %s", l.XIDCount, On, Off)
+	case l.NVLinkErrors != On && l.NVLinkErrors != Off:
+		return bad("NVLink errors %q is neither %s nor %s", l.NVLinkErrors, On, Off)
+	case l.KSM != KSMHonored && l.KSM != KSMExported:
+		return bad("kube-state-metrics labels %q are neither %s nor %s", l.KSM, KSMHonored, KSMExported)
+	case l.DCGMBlank != BlankAbsent && l.DCGMBlank != BlankSentinel:
+		return bad("DCGM blank %q is neither %s nor %s", l.DCGMBlank, BlankAbsent, BlankSentinel)
+	case l.VLLM != VLLMNew && l.VLLM != VLLMOld:
+		return bad("vLLM names %q are neither %s nor %s", l.VLLM, VLLMNew, VLLMOld)
 	}
 	return nil
 }

@@ -72,7 +72,7 @@ func newDecoys(w *world) []decoy {
 			warm.node.name, warm.idx, c.spec.SlowdownTemp-decoyWarmUnder, decoyWarmUnder)},
 		func(*world, time.Time) { warm.cond.tempAdd += warmAdd }})
 	remap, remapAt := trainGPU(), when()
-	doRemap := once(func() { remap.st.rowsCorr++; remap.st.xid = 63 })
+	doRemap := once(func() { remap.st.rowsCorr++; remap.raiseXID(63) })
 	ds = append(ds, decoy{Decoy{DecoyRowRemap, gEnt(remap), remapAt,
 		fmt.Sprintf("%s GPU %d remaps one row for a correctable error (XID 63)", remap.node.name, remap.idx)},
 		func(_ *world, t time.Time) {

@@ -13,10 +13,18 @@
 //     the MiB/s gauge it is (typed counter in some runs, as exporters did
 //     until 2026), the sticky XID gauge, clock-event reasons, ECC and row
 //     remap counts, PCIe replays and link, energy and violation counters;
-//     Hostname or hostname, and --use-old-namespace's labels, by seed.
-//   - kube-state-metrics, node-exporter (CPU, memory, pressure, network,
-//     disk, InfiniBand; instance an IP:port or a name:port by seed), vLLM v1
-//     (queues, KV cache, tokens, and its histograms with vLLM's own bucket
+//     Hostname or hostname, and --use-old-namespace's labels, by seed; by
+//     seed too (Labels), DCGM_EXP_XID_ERRORS_COUNT (XIDs per code over its
+//     5-minute window, repeats included), the NVLink CRC, replay and
+//     recovery error counters, and DCGM's NOT_SUPPORTED blank for the
+//     memory temperature instead of a reading.
+//   - kube-state-metrics (in some seeds scraped without honor_labels:
+//     exported_namespace, exported_pod, exported_container, with
+//     namespace and pod its own), node-exporter (CPU, memory, pressure,
+//     network, disk, InfiniBand; instance an IP:port or a name:port by
+//     seed), vLLM v1 (0.11's names, or 0.9's in some seeds:
+//     gpu_cache_usage_perc, time_per_output_token_seconds, no engine label;
+//     queues, KV cache, tokens, and its histograms with vLLM's own bucket
 //     boundaries), an online evaluator's model_accuracy, the kubelet's
 //     cAdvisor (CPU, working set, memory limit, OOM events, CFS throttling
 //     of every pod's container and of the pod's own cgroup; a restarted

@@ -32,13 +32,13 @@ type containerSpec struct {
 }
 
 // specOf is the container spec of a pod.
-func specOf(p *pod) containerSpec {
+func specOf(p *pod, l Labels) containerSpec {
 	switch {
 	case p.training:
 		// Training pods request memory and CPU but set no limits.
 		return containerSpec{image: "nvcr.io/nvidia/pytorch:24.09-py3"}
 	case p.namespace == InferenceNamespace:
-		return containerSpec{image: "docker.io/vllm/vllm-openai:" + vllmVersion, memLimit: p.memRequest, cpuLimit: p.cpuRequest, guaranteed: true}
+		return containerSpec{image: "docker.io/vllm/vllm-openai:" + vllmVersion(l), memLimit: p.memRequest, cpuLimit: p.cpuRequest, guaranteed: true}
 	}
 	return containerSpec{image: "quay.io/jupyter/pytorch-notebook:cuda12-2024-10-07", memLimit: 2 * p.memRequest, cpuLimit: 2 * p.cpuRequest}
 }
@@ -153,7 +153,7 @@ func (c *cadvisor) scrape(o *scrapeOut) {
 		if p.st.phase != "Running" {
 			continue
 		}
-		spec := specOf(p)
+		spec := specOf(p, c.cfg.Labels)
 		ps := c.pods[p]
 		if ps == nil {
 			ps = c.series(p, "", podSlice(p, spec), "", "", spec)

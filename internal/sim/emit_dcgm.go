@@ -3,6 +3,10 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
+	"time"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
 )
 
 // dcgmField is one field dcgm-exporter exposes: its name, declared type,
@@ -27,10 +31,16 @@ func dcgmFields(l Labels) []dcgmField {
 	ratio := func(f func(s *gpuState) float64) func(*gpu, GPUSpec) float64 {
 		return func(g *gpu, _ GPUSpec) float64 { return round(f(&g.st), 6) }
 	}
-	return []dcgmField{
+	memTemp := st(func(s *gpuState) float64 { return math.Round(s.memTemp) })
+	if l.DCGMBlank == BlankSentinel {
+		// The GPU does not report its memory temperature: DCGM's int64
+		// NOT_SUPPORTED blank, printed as the number it is.
+		memTemp = func(*gpu, GPUSpec) float64 { return float64(catalog.DCGMInt64Blank + 2) }
+	}
+	fields := []dcgmField{
 		{"DCGM_FI_DEV_SM_CLOCK", typeGauge, "SM clock frequency (in MHz).", st(func(s *gpuState) float64 { return s.smClock })},
 		{"DCGM_FI_DEV_MEM_CLOCK", typeGauge, "Memory clock frequency (in MHz).", func(_ *gpu, spec GPUSpec) float64 { return spec.MemClock }},
-		{"DCGM_FI_DEV_MEMORY_TEMP", typeGauge, "Memory temperature (in C).", st(func(s *gpuState) float64 { return math.Round(s.memTemp) })},
+		{"DCGM_FI_DEV_MEMORY_TEMP", typeGauge, "Memory temperature (in C).", memTemp},
 		{"DCGM_FI_DEV_GPU_TEMP", typeGauge, "GPU temperature (in C).", st(func(s *gpuState) float64 { return math.Round(s.temp) })},
 		{"DCGM_FI_DEV_POWER_USAGE", typeGauge, "Power draw (in W).", st(func(s *gpuState) float64 { return round(s.power, 3) })},
 		{"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", typeCounter, "Total energy consumption since boot (in mJ).", st(func(s *gpuState) float64 { return math.Floor(s.energy) })},
@@ -69,6 +79,27 @@ func dcgmFields(l Labels) []dcgmField {
 		{"DCGM_FI_PROF_PCIE_TX_BYTES", typeGauge, "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in bytes per second.", st(func(s *gpuState) float64 { return math.Round(s.pcieTx) })},
 		{"DCGM_FI_PROF_PCIE_RX_BYTES", typeGauge, "The rate of data received over the PCIe bus - including both protocol headers and data payloads - in bytes per second.", st(func(s *gpuState) float64 { return math.Round(s.pcieRx) })},
 	}
+	if l.NVLinkErrors == On {
+		errs := func(i int) func(*gpu, GPUSpec) float64 {
+			return func(g *gpu, _ GPUSpec) float64 { return g.st.nvlinkErrs[i] }
+		}
+		fields = append(fields,
+			dcgmField{"DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL", typeCounter, "Total number of NVLink flow-control CRC errors.", errs(0)},
+			dcgmField{"DCGM_FI_DEV_NVLINK_CRC_DATA_ERROR_COUNT_TOTAL", typeCounter, "Total number of NVLink data CRC errors.", errs(1)},
+			dcgmField{"DCGM_FI_DEV_NVLINK_REPLAY_ERROR_COUNT_TOTAL", typeCounter, "Total number of NVLink retries.", errs(2)},
+			dcgmField{"DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", typeCounter, "Total number of NVLink recovery errors.", errs(3)},
+		)
+	}
+	return fields
+}
+
+// xidWindow is dcgm-exporter's --xid-count-window-size default.
+const xidWindow = 5 * time.Minute
+
+// xidEvent is one XID dcgm-exporter saw, at the scrape that saw it.
+type xidEvent struct {
+	t    int64 // milliseconds
+	code float64
 }
 
 // dcgmExporter is the dcgm-exporter DaemonSet pod of one node.
@@ -81,12 +112,21 @@ type dcgmExporter struct {
 	// bySeries caches each GPU's series per attributed pod (a pod that is
 	// replaced gives the GPU new series).
 	bySeries map[*gpu]map[*pod][]*series
+	// xidFam, xids and xidSeries are DCGM_EXP_XID_ERRORS_COUNT's family,
+	// each GPU's XIDs inside the window and its series per pod and code.
+	xidFam    *family
+	xids      map[*gpu][]xidEvent
+	xidSeries map[*gpu]map[*pod]map[float64]*series
 }
 
 func newDCGMExporter(reg *registry, n *node, spec GPUSpec, l Labels) *dcgmExporter {
 	e := &dcgmExporter{n: n, spec: spec, labels: l, fields: dcgmFields(l), bySeries: map[*gpu]map[*pod][]*series{}}
 	for _, f := range e.fields {
 		e.fams = append(e.fams, reg.family(f.name, f.typ, f.help))
+	}
+	e.xids, e.xidSeries = map[*gpu][]xidEvent{}, map[*gpu]map[*pod]map[float64]*series{}
+	if l.XIDCount == On {
+		e.xidFam = reg.family("DCGM_EXP_XID_ERRORS_COUNT", typeGauge, "Count of XID Errors within user-specified time window (see xid-count-window-size param).")
 	}
 	return e
 }
@@ -137,5 +177,51 @@ func (e *dcgmExporter) scrape(o *scrapeOut) {
 		for i, f := range e.fields {
 			o.add(ss[i], f.value(g, e.spec))
 		}
+		e.scrapeXIDs(o, g)
+	}
+}
+
+// scrapeXIDs counts the GPU's XIDs inside the window, one series per code
+// seen in it, as dcgm-exporter's XID collector does.
+func (e *dcgmExporter) scrapeXIDs(o *scrapeOut, g *gpu) {
+	ev := e.xids[g]
+	for _, code := range g.st.xids {
+		ev = append(ev, xidEvent{o.t, code})
+	}
+	g.st.xids = g.st.xids[:0]
+	for len(ev) > 0 && o.t-ev[0].t >= xidWindow.Milliseconds() {
+		ev = ev[1:]
+	}
+	e.xids[g] = ev
+	if e.xidFam == nil || len(ev) == 0 {
+		return
+	}
+	counts := map[float64]float64{}
+	var codes []float64
+	for _, x := range ev {
+		if counts[x.code] == 0 {
+			codes = append(codes, x.code)
+		}
+		counts[x.code]++
+	}
+	slices.Sort(codes)
+	byPod := e.xidSeries[g]
+	if byPod == nil {
+		byPod = map[*pod]map[float64]*series{}
+		e.xidSeries[g] = byPod
+	}
+	byCode := byPod[g.pod]
+	if byCode == nil {
+		byCode = map[float64]*series{}
+		byPod[g.pod] = byCode
+	}
+	for _, c := range codes {
+		s := byCode[c]
+		if s == nil {
+			kv := with(e.gpuLabels(g), "window_size_in_ms", fmt.Sprint(xidWindow.Milliseconds()), "xid", fmt.Sprint(c))
+			s = e.xidFam.newSeries("DCGM_EXP_XID_ERRORS_COUNT", kv...)
+			byCode[c] = s
+		}
+		o.add(s, counts[c])
 	}
 }

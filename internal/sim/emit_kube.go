@@ -12,6 +12,7 @@ const (
 	jobKSM          = "kube-state-metrics"
 	jobVLLM         = "vllm"
 	ksmInstance     = "10.0.0.5:8080"
+	ksmSelfPod      = "kube-prometheus-stack-kube-state-metrics-6d9f7b8c5-x2kqp"
 )
 
 // podReasons are the pod status reasons kube-state-metrics reports.
@@ -95,14 +96,39 @@ func newKubeStateMetrics(reg *registry, c *cluster) *kubeStateMetrics {
 	}
 	s := c.serve
 	k.rsets = append(k.rsets, ksmWorkload{
-		owner: k.f.rsOwner.newSeries("kube_replicaset_owner", "namespace", InferenceNamespace, "replicaset", s.rs,
+		owner: k.newSeries(k.f.rsOwner, "kube_replicaset_owner", "namespace", InferenceNamespace, "replicaset", s.rs,
 			"owner_kind", "Deployment", "owner_name", s.name, "owner_is_controller", "true", "instance", ksmInstance, "job", jobKSM),
-		replicas:   k.f.depReplicas.newSeries("kube_deployment_spec_replicas", "namespace", InferenceNamespace, "deployment", s.name, "instance", ksmInstance, "job", jobKSM),
-		available:  k.f.depAvail.newSeries("kube_deployment_status_replicas_available", "namespace", InferenceNamespace, "deployment", s.name, "instance", ksmInstance, "job", jobKSM),
-		generation: k.f.depObsGen.newSeries("kube_deployment_status_observed_generation", "namespace", InferenceNamespace, "deployment", s.name, "instance", ksmInstance, "job", jobKSM),
+		replicas:   k.newSeries(k.f.depReplicas, "kube_deployment_spec_replicas", "namespace", InferenceNamespace, "deployment", s.name, "instance", ksmInstance, "job", jobKSM),
+		available:  k.newSeries(k.f.depAvail, "kube_deployment_status_replicas_available", "namespace", InferenceNamespace, "deployment", s.name, "instance", ksmInstance, "job", jobKSM),
+		generation: k.newSeries(k.f.depObsGen, "kube_deployment_status_observed_generation", "namespace", InferenceNamespace, "deployment", s.name, "instance", ksmInstance, "job", jobKSM),
 	})
 	return k
 }
+
+// newSeries makes a kube-state-metrics series. Scraped without
+// honor_labels (KSMExported), Prometheus renames its namespace, pod and
+// container labels exported_* and sets them to the kube-state-metrics
+// pod's own.
+func (k *kubeStateMetrics) newSeries(f *family, name string, kv ...string) *series {
+	if k.c.cfg.Labels.KSM != KSMExported {
+		return f.newSeries(name, kv...)
+	}
+	out := make([]string, 0, len(kv)+len(ksmTargetLabels))
+	for i := 0; i+1 < len(kv); i += 2 {
+		switch kv[i] {
+		case "namespace", "pod", "container":
+			out = append(out, "exported_"+kv[i], kv[i+1])
+		default:
+			out = append(out, kv[i], kv[i+1])
+		}
+	}
+	return f.newSeries(name, append(out, ksmTargetLabels...)...)
+}
+
+// ksmTargetLabels are the Kubernetes target labels of the kube-state-metrics
+// pod, as kube-prometheus-stack's ServiceMonitor sets them.
+var ksmTargetLabels = []string{"container", "kube-state-metrics", "endpoint", "http", "namespace", "monitoring",
+	"pod", ksmSelfPod, "service", "kube-prometheus-stack-kube-state-metrics"}
 
 func (k *kubeStateMetrics) nodeSeries(n *node) *ksmNode {
 	if s, ok := k.nodes[n]; ok {
@@ -110,20 +136,20 @@ func (k *kubeStateMetrics) nodeSeries(n *node) *ksmNode {
 	}
 	t := []string{"instance", ksmInstance, "job", jobKSM}
 	s := &ksmNode{
-		info: k.f.nodeInfo.newSeries("kube_node_info", with([]string{"node", n.name, "internal_ip", n.ip,
+		info: k.newSeries(k.f.nodeInfo, "kube_node_info", with([]string{"node", n.name, "internal_ip", n.ip,
 			"kernel_version", n.kernel, "kubelet_version", n.kubelet, "container_runtime_version", "containerd://1.7.22",
 			"os_image", "Ubuntu 22.04.5 LTS", "provider_id", n.provider}, t...)...),
-		unsched: k.f.nodeUnsched.newSeries("kube_node_spec_unschedulable", with([]string{"node", n.name}, t...)...),
+		unsched: k.newSeries(k.f.nodeUnsched, "kube_node_spec_unschedulable", with([]string{"node", n.name}, t...)...),
 	}
 	for i, c := range nodeConditions {
 		for j, st := range condStatuses {
-			s.cond[i][j] = k.f.nodeCond.newSeries("kube_node_status_condition", with([]string{"node", n.name, "condition", c, "status", st}, t...)...)
+			s.cond[i][j] = k.newSeries(k.f.nodeCond, "kube_node_status_condition", with([]string{"node", n.name, "condition", c, "status", st}, t...)...)
 		}
 	}
 	for _, r := range [][2]string{{"cpu", "core"}, {"memory", "byte"}, {"nvidia_com_gpu", "integer"}, {"pods", "integer"}} {
 		kv := with([]string{"node", n.name, "resource", r[0], "unit", r[1]}, t...)
-		s.capacity = append(s.capacity, k.f.nodeCap.newSeries("kube_node_status_capacity", kv...))
-		s.alloc = append(s.alloc, k.f.nodeAlloc.newSeries("kube_node_status_allocatable", kv...))
+		s.capacity = append(s.capacity, k.newSeries(k.f.nodeCap, "kube_node_status_capacity", kv...))
+		s.alloc = append(s.alloc, k.newSeries(k.f.nodeAlloc, "kube_node_status_allocatable", kv...))
 	}
 	k.nodes[n] = s
 	return s
@@ -137,32 +163,32 @@ func (k *kubeStateMetrics) podSeries(p *pod) *ksmPod {
 	id := []string{"namespace", p.namespace, "pod", p.name, "uid", p.uid}
 	ctr := with(id, "container", p.container)
 	s := &ksmPod{
-		info: k.f.podInfo.newSeries("kube_pod_info", with(id, "host_ip", p.node.ip, "pod_ip", p.ip, "node", p.node.name,
+		info: k.newSeries(k.f.podInfo, "kube_pod_info", with(id, "host_ip", p.node.ip, "pod_ip", p.ip, "node", p.node.name,
 			"created_by_kind", p.ownerKind, "created_by_name", p.ownerName, "priority_class", "", "host_network", "false", "instance", ksmInstance, "job", jobKSM)...),
-		owner: k.f.podOwner.newSeries("kube_pod_owner", with(id, "owner_kind", p.ownerKind, "owner_name", p.ownerName,
+		owner: k.newSeries(k.f.podOwner, "kube_pod_owner", with(id, "owner_kind", p.ownerKind, "owner_name", p.ownerName,
 			"owner_is_controller", "true", "instance", ksmInstance, "job", jobKSM)...),
-		start:      k.f.podStart.newSeries("kube_pod_start_time", with(id, t...)...),
-		restarts:   k.f.restarts.newSeries("kube_pod_container_status_restarts_total", with(ctr, t...)...),
-		running:    k.f.running.newSeries("kube_pod_container_status_running", with(ctr, t...)...),
-		ready:      k.f.ctrReady.newSeries("kube_pod_container_status_ready", with(ctr, t...)...),
-		lastTime:   k.f.lastTime.newSeries("kube_pod_container_status_last_terminated_timestamp", with(ctr, t...)...),
+		start:      k.newSeries(k.f.podStart, "kube_pod_start_time", with(id, t...)...),
+		restarts:   k.newSeries(k.f.restarts, "kube_pod_container_status_restarts_total", with(ctr, t...)...),
+		running:    k.newSeries(k.f.running, "kube_pod_container_status_running", with(ctr, t...)...),
+		ready:      k.newSeries(k.f.ctrReady, "kube_pod_container_status_ready", with(ctr, t...)...),
+		lastTime:   k.newSeries(k.f.lastTime, "kube_pod_container_status_last_terminated_timestamp", with(ctr, t...)...),
 		lastReason: map[string]*series{}, waiting: map[string]*series{},
 		kv: ctr,
 	}
 	for i, ph := range podPhases {
-		s.phase[i] = k.f.podPhase.newSeries("kube_pod_status_phase", with(id, "phase", ph, "instance", ksmInstance, "job", jobKSM)...)
+		s.phase[i] = k.newSeries(k.f.podPhase, "kube_pod_status_phase", with(id, "phase", ph, "instance", ksmInstance, "job", jobKSM)...)
 	}
 	for i, re := range podReasons {
-		s.reason[i] = k.f.podReason.newSeries("kube_pod_status_reason", with(id, "reason", re, "instance", ksmInstance, "job", jobKSM)...)
+		s.reason[i] = k.newSeries(k.f.podReason, "kube_pod_status_reason", with(id, "reason", re, "instance", ksmInstance, "job", jobKSM)...)
 	}
 	for i, st := range condStatuses {
-		s.podReady[i] = k.f.podReady.newSeries("kube_pod_status_ready", with(id, "condition", st, "instance", ksmInstance, "job", jobKSM)...)
+		s.podReady[i] = k.newSeries(k.f.podReady, "kube_pod_status_ready", with(id, "condition", st, "instance", ksmInstance, "job", jobKSM)...)
 	}
 	for _, r := range [][2]string{{"cpu", "core"}, {"memory", "byte"}, {"nvidia_com_gpu", "integer"}} {
-		s.requests = append(s.requests, k.f.requests.newSeries("kube_pod_container_resource_requests",
+		s.requests = append(s.requests, k.newSeries(k.f.requests, "kube_pod_container_resource_requests",
 			with(ctr, "node", p.node.name, "resource", r[0], "unit", r[1], "instance", ksmInstance, "job", jobKSM)...))
 	}
-	s.limitGPU = k.f.limits.newSeries("kube_pod_container_resource_limits",
+	s.limitGPU = k.newSeries(k.f.limits, "kube_pod_container_resource_limits",
 		with(ctr, "node", p.node.name, "resource", "nvidia_com_gpu", "unit", "integer", "instance", ksmInstance, "job", jobKSM)...)
 	k.pods[p] = s
 	return s
@@ -264,7 +290,7 @@ func (k *kubeStateMetrics) reasonSeries(m map[string]*series, f *family, name st
 	if s, ok := m[reason]; ok {
 		return s
 	}
-	s := f.newSeries(name, with(kv, "reason", reason, "instance", ksmInstance, "job", jobKSM)...)
+	s := k.newSeries(f, name, with(kv, "reason", reason, "instance", ksmInstance, "job", jobKSM)...)
 	m[reason] = s
 	return s
 }

@@ -43,17 +43,26 @@ func (h histSeries) emit(o *scrapeOut, v *hist) {
 	o.add(h.count, math.Round(v.count))
 }
 
-func newVLLMServer(reg *registry, r *replica, model string) *vllmServer {
+// newVLLMServer makes a replica's series; old speaks vLLM 0.9's names
+// (gpu_cache_usage_perc, time_per_output_token_seconds) without the engine
+// label.
+func newVLLMServer(reg *registry, r *replica, model string, old bool) *vllmServer {
 	p := r.pod
 	s := &vllmServer{r: r, instance: p.ip + ":8000"}
-	kv := []string{"model_name", model, "engine", "0", "instance", s.instance, "job", jobVLLM, "namespace", p.namespace, "pod", p.name}
+	engine, kvName, itlName := "0", "vllm:kv_cache_usage_perc", "vllm:inter_token_latency_seconds"
+	itlHelp := "Histogram of inter-token latency in seconds."
+	if old {
+		engine, kvName, itlName = "", "vllm:gpu_cache_usage_perc", "vllm:time_per_output_token_seconds"
+		itlHelp = "Histogram of time per output token in seconds."
+	}
+	kv := []string{"model_name", model, "engine", engine, "instance", s.instance, "job", jobVLLM, "namespace", p.namespace, "pod", p.name}
 	g := func(name, help string) *series { return reg.family(name, typeGauge, help).newSeries(name, kv...) }
 	c := func(name, help string, more ...string) *series {
 		return reg.family(name, typeCounter, help).newSeries(name+"_total", with(kv, more...)...)
 	}
 	s.running = g("vllm:num_requests_running", "Number of requests in model execution batches.")
 	s.waiting = g("vllm:num_requests_waiting", "Number of requests waiting to be processed.")
-	s.kv = g("vllm:kv_cache_usage_perc", "KV-cache usage. 1 means 100 percent usage.")
+	s.kv = g(kvName, "KV-cache usage. 1 means 100 percent usage.")
 	s.preempt = c("vllm:num_preemptions", "Cumulative number of preemption from the engine.")
 	s.prompt = c("vllm:prompt_tokens", "Number of prefill tokens processed.")
 	s.gen = c("vllm:generation_tokens", "Number of generation tokens processed.")
@@ -63,7 +72,7 @@ func newVLLMServer(reg *registry, r *replica, model string) *vllmServer {
 		s.success[i] = c("vllm:request_success", "Count of successfully processed requests.", "finished_reason", f.name)
 	}
 	s.ttft = newHistSeries(reg, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", vllmTTFTBuckets, kv)
-	s.itl = newHistSeries(reg, "vllm:inter_token_latency_seconds", "Histogram of inter-token latency in seconds.", vllmITLBuckets, kv)
+	s.itl = newHistSeries(reg, itlName, itlHelp, vllmITLBuckets, kv)
 	s.e2e = newHistSeries(reg, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", vllmRequestLatencyBuckets, kv)
 	s.queue = newHistSeries(reg, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", vllmRequestLatencyBuckets, kv)
 	s.promptTokens = newHistSeries(reg, "vllm:request_prompt_tokens", "Number of prefill tokens processed.", vllmTokenBuckets, kv)

@@ -44,7 +44,7 @@ func buildNVLink(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	}
 	setXID := once(func() {
 		for _, x := range xids {
-			x.st.xid = 74
+			x.raiseXID(74)
 		}
 	})
 	factor, others = b.toward(1, factor, 0.002, 1), b.toward(1, others, 0.002, 1)
@@ -52,15 +52,38 @@ func buildNVLink(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	if spec.Variant == Subtle {
 		f.truth.Summary = fmt.Sprintf("NVLink on %s GPU %d runs %.1f%% slow", n.name, g.idx, 100*(1-factor))
 	}
-	f.apply = func(*world, time.Duration) {
+	// The bad links log CRC errors and replay; a failing one retrains
+	// (recovery) now and then. The subtle variant trickles.
+	errs := [4]float64{b.size(40), b.size(4), b.size(12), b.size(0.02)}
+	if spec.Variant == Subtle {
+		errs = [4]float64{b.size(0.02), 0, b.size(0.005), 0}
+	}
+	bad := []*gpu{g}
+	if spec.Variant == "node" {
+		bad = n.gpus
+	}
+	f.apply = func(_ *world, since time.Duration) {
 		setXID()
+		if since > 0 && since%xid74Every == 0 && len(xids) > 0 {
+			// The links keep failing: XID 74 again, which the sticky
+			// gauge cannot show.
+			for _, x := range xids {
+				x.raiseXID(74)
+			}
+		}
 		for _, o := range n.gpus {
 			o.cond.link = min(o.cond.link, others)
 		}
 		g.cond.link = min(g.cond.link, factor)
+		for _, x := range bad {
+			x.cond.nvlinkErrs = errs
+		}
 	}
 	return f, nil
 }
+
+// xid74Every is how often a failing NVLink logs XID 74 again.
+const xid74Every = 2 * time.Minute
 
 // buildXID makes a training GPU raise a critical XID. Default: XID 119 (GSP
 // RPC timeout), the GPU stops and the job hangs; 109: a context-switch
@@ -77,7 +100,7 @@ func buildXID(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	}
 	f := &activeFault{truth: Fault{Entity: gpuEntity(g), Severity: 1,
 		Summary: fmt.Sprintf("%s GPU %d raises XID %.0f and stops; the job hangs", g.node.name, g.idx, code)}}
-	set := once(func() { g.st.xid = code })
+	set := once(func() { g.raiseXID(code) })
 	if spec.Variant == Subtle {
 		stall := b.span(30*time.Second, b.w.cfg.ScrapeInterval)
 		f.truth.Severity = round(0.05*b.w.cfg.FaultScale, 4)
@@ -129,7 +152,7 @@ func buildGPULost(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 		f.truth.Severity = 0.1
 		f.truth.Summary += "; no pod used it"
 	}
-	set := once(func() { g.st.xid = 79 })
+	set := once(func() { g.raiseXID(79) })
 	gone := b.w.cfg.DCGMInterval
 	f.apply = func(_ *world, since time.Duration) {
 		set()
@@ -250,7 +273,7 @@ func buildMemory(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	code := map[string]float64{"": 48, "94": 94, "95": 95}[spec.Variant]
 	f.truth.Summary = fmt.Sprintf("%s GPU %d hits an uncorrectable ECC error (XID %.0f) and the rank dies", g.node.name, g.idx, code)
 	hit := once(func() {
-		g.st.xid = code
+		g.raiseXID(code)
 		g.st.dbe += 2
 		g.st.rowsUncorr++
 	})

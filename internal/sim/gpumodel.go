@@ -104,4 +104,16 @@ func (w *world) applyGPU(g *gpu, a activity, dt float64) {
 	st.pcieReplays += float64(poisson(g.rng, c.pcieReplays*dt))
 	st.sbe += float64(poisson(g.rng, c.sbeRate*dt))
 	st.dbe += float64(poisson(g.rng, c.dbeRate*dt))
+	for i, rate := range c.nvlinkErrs {
+		if rate > 0 {
+			st.nvlinkErrs[i] += float64(poisson(g.rng, rate*dt))
+		}
+	}
+}
+
+// raiseXID records an XID: the sticky gauge keeps it and dcgm-exporter's
+// XID counter counts it.
+func (g *gpu) raiseXID(code float64) {
+	g.st.xid = code
+	g.st.xids = append(g.st.xids, code)
 }

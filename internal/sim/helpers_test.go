@@ -88,7 +88,8 @@ func keys[V any](m map[string]V) []string {
 
 // testLabels pins the label variants so that test queries can name labels;
 // TestTopologyOfSimulation covers the others.
-var testLabels = Labels{DCGMHost: HostnameUpper, DCGMPod: PodLabelsNew, NVLinkType: NVLinkGauge, NodeInstance: InstanceName}
+var testLabels = Labels{DCGMHost: HostnameUpper, DCGMPod: PodLabelsNew, NVLinkType: NVLinkGauge, NodeInstance: InstanceName,
+	XIDCount: On, NVLinkErrors: On, KSM: KSMHonored, DCGMBlank: BlankAbsent, VLLM: VLLMNew}
 
 // Timing of the fault tests: a 14-minute run with the onset at 7 minutes.
 const (

@@ -162,5 +162,6 @@ func (n *node) reboot(at time.Time) {
 	for _, g := range n.gpus {
 		g.st.energy, g.st.pcieReplays, g.st.sbe, g.st.dbe = 0, 0, 0, 0
 		g.st.powerViol, g.st.thermalViol, g.st.xid = 0, 0, 0
+		g.st.nvlinkErrs = [4]float64{}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
 )
 
 // writeOpenMetrics writes every recorded sample as OpenMetrics text: one
@@ -64,6 +66,9 @@ var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 
 func escapeHelp(s string) string { return helpEscaper.Replace(s) }
 
+// dcgmInt64NotSupported is DCGM_INT64_NOT_SUPPORTED as a float64 sample.
+var dcgmInt64NotSupported = float64(catalog.DCGMInt64Blank + 2)
+
 // appendValue formats a sample value the way exporters print it: whole
 // numbers without a fraction, others in the shortest form.
 func appendValue(b []byte, v float64) []byte {
@@ -76,6 +81,10 @@ func appendValue(b []byte, v float64) []byte {
 		return append(b, "-Inf"...)
 	case v == math.Trunc(v) && math.Abs(v) < 1e15:
 		return strconv.AppendInt(b, int64(v), 10)
+	case v == dcgmInt64NotSupported:
+		// dcgm-exporter prints DCGM's int64 blanks as integers; every one
+		// is 2^63 once parsed.
+		return strconv.AppendInt(b, catalog.DCGMInt64Blank+2, 10)
 	case math.Abs(v) >= 1e-4 && math.Abs(v) < 1e15:
 		return strconv.AppendFloat(b, v, 'f', -1, 64)
 	}

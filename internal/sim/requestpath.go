@@ -13,8 +13,14 @@ import (
 // quarter of the bytes.
 const RequestPathSampleRatio = 0.25
 
-// vllmVersion is the vLLM version the deployment runs.
-const vllmVersion = "v0.11.0"
+// vllmVersion is the vLLM version the deployment runs: 0.11, or 0.9 where
+// the run speaks vLLM's old names.
+func vllmVersion(l Labels) string {
+	if l.VLLM == VLLMOld {
+		return "v0.9.2"
+	}
+	return "v0.11.0"
+}
 
 // requestPathConfig is the request path of a cluster, without faults: the
 // vLLM deployment with its pods and nodes, the tenants, and the diurnal
@@ -33,7 +39,7 @@ func requestPathConfig(cfg Config, c *cluster) reqpath.Config {
 		SampleRatio:       RequestPathSampleRatio,
 		Tenants:           slices.Clone(cfg.Tenants),
 		ModelServers: []reqpath.ModelServer{{
-			Deployment:         reqpath.Deployment{Name: c.serve.name, Namespace: InferenceNamespace, Version: vllmVersion, Pods: pods},
+			Deployment:         reqpath.Deployment{Name: c.serve.name, Namespace: InferenceNamespace, Version: vllmVersion(cfg.Labels), Pods: pods},
 			Model:              c.serve.model,
 			TimePerOutputToken: time.Duration(baseITL * float64(time.Second)),
 		}},

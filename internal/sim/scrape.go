@@ -50,8 +50,12 @@ func newTargets(reg *registry, c *cluster) []*target {
 		})
 	}
 	k := newKubeStateMetrics(reg, c)
+	ksmUp := []string{"instance", ksmInstance, "job", jobKSM}
+	if c.cfg.Labels.KSM == KSMExported {
+		ksmUp = append(ksmUp, ksmTargetLabels...)
+	}
 	ts = append(ts, &target{
-		every: 1, up: upFam.newSeries("up", "instance", ksmInstance, "job", jobKSM),
+		every: 1, up: upFam.newSeries("up", ksmUp...),
 		alive: func() bool { return true }, scrape: k.scrape,
 	})
 	ev := newEvaluator(reg, c)
@@ -60,7 +64,7 @@ func newTargets(reg *registry, c *cluster) []*target {
 		alive: func() bool { return true }, scrape: ev.scrape,
 	})
 	for _, r := range c.serve.replicas {
-		v := &vllmTarget{reg: reg, upFam: upFam, r: r, model: c.serve.model, servers: map[*pod]*vllmServer{}}
+		v := &vllmTarget{reg: reg, upFam: upFam, r: r, model: c.serve.model, old: c.cfg.Labels.VLLM == VLLMOld, servers: map[*pod]*vllmServer{}}
 		ts = append(ts, &target{every: 1, upOf: v.up, alive: func() bool { return replicaServes(r) }, scrape: v.scrape})
 	}
 	for _, n := range c.nodes {
@@ -82,6 +86,7 @@ type vllmTarget struct {
 	upFam   *family
 	r       *replica
 	model   string
+	old     bool
 	servers map[*pod]*vllmServer
 	ups     map[*pod]*series
 }
@@ -89,7 +94,7 @@ type vllmTarget struct {
 func (v *vllmTarget) server() *vllmServer {
 	s, ok := v.servers[v.r.pod]
 	if !ok {
-		s = newVLLMServer(v.reg, v.r, v.model)
+		s = newVLLMServer(v.reg, v.r, v.model, v.old)
 		v.servers[v.r.pod] = s
 	}
 	return s

@@ -118,8 +118,14 @@ func TestPromtoolAccepts(t *testing.T) {
 // signal catalog, with the type the catalog says its exporter declares.
 func TestCatalogKnowsEveryMetric(t *testing.T) {
 	cat := catalog.Default()
-	for _, nv := range []string{NVLinkGauge, NVLinkCounter} {
-		s, err := New(Config{Seed: 1, Duration: time.Minute, Labels: Labels{NVLinkType: nv}}, Scenario{Name: Healthy})
+	for _, l := range []Labels{
+		{NVLinkType: NVLinkGauge, XIDCount: Off, NVLinkErrors: Off, VLLM: VLLMNew},
+		{NVLinkType: NVLinkCounter, XIDCount: On, NVLinkErrors: On, VLLM: VLLMOld, KSM: KSMExported, DCGMBlank: BlankSentinel},
+	} {
+		nv := l.NVLinkType
+		// An XID inside the window, so that the XID counter has a series.
+		s, err := New(Config{Seed: 1, Duration: time.Minute, Labels: l}, Scenario{Name: "gpu_xid_error",
+			Faults: []FaultSpec{{Kind: "gpu_xid_error", After: 15 * time.Second}}})
 		require.NoError(t, err)
 		w, err := newWorld(s.cfg, s.sc)
 		require.NoError(t, err)

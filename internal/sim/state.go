@@ -23,6 +23,9 @@ type gpuCond struct {
 	lost bool
 	// hidden: dcgm-exporter does not report it, although it works.
 	hidden bool
+	// nvlinkErrs are NVLink CRC flit, CRC data, replay and recovery errors
+	// per second.
+	nvlinkErrs [4]float64
 	// dead: the process on it died (the training rank is gone).
 	dead bool
 	// idle: its pod holds it but runs nothing.
@@ -89,7 +92,12 @@ type gpuState struct {
 	rowsCorr, rowsUncorr   float64
 	powerViol, thermalViol float64 // ns
 	xid                    float64 // sticky: the last XID
-	rowRemapFailure        float64
+	// xids are the XIDs raised since dcgm-exporter last read them.
+	xids []float64
+	// nvlinkErrs are the NVLink CRC flit, CRC data, replay and recovery
+	// error counts over all links.
+	nvlinkErrs      [4]float64
+	rowRemapFailure float64
 	// tempInit marks the temperature as set (it follows its target with a
 	// lag).
 	tempInit bool
