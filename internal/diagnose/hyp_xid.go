@@ -118,6 +118,9 @@ func hypXID(ctx context.Context, an *analysis) ([]*candidate, error) {
 		c := an.gpuCandidate(kind, ev.node, ev.gpu)
 		c.onset, c.strength, c.direct = an.v.time(ev.step), strength, strength >= 0.5
 		c.headline = fmt.Sprintf("%s GPU %s %s", ev.node, ev.gpu, what)
+		if kind != KindGPUXIDError {
+			c.headline = fmt.Sprintf("%s (XID %d)", kindHeadline(kind, ev.node, ev.gpu), ev.code)
+		}
 		c.action = action
 		c.evidence = append(c.evidence, Evidence{
 			Signal:  "DCGM_FI_DEV_XID_ERRORS",
@@ -127,6 +130,25 @@ func hypXID(ctx context.Context, an *analysis) ([]*candidate, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// kindHeadline names a GPU fault of a kind, for the page's headline.
+func kindHeadline(kind, node, gpu string) string {
+	what := map[string]string{
+		KindNVLinkDegraded:     "NVLink degradation",
+		KindGPULost:            "lost (fell off the bus)",
+		KindGPUMemoryErrors:    "memory errors",
+		KindPCIeDegraded:       "PCIe link degraded",
+		KindGPUPowerThrottle:   "power throttling",
+		KindGPUThermalThrottle: "thermal throttling",
+	}[kind]
+	if what == "" {
+		what = kind
+	}
+	if kind == KindNVLinkDegraded || gpu == "" {
+		return node + " " + what
+	}
+	return fmt.Sprintf("%s GPU %s %s", node, gpu, what)
 }
 
 // xidAction turns the catalog's immediate action into words.

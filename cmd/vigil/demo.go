@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/oklog/run"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-obs/vigil/internal/api"
+	"github.com/vigil-obs/vigil/internal/config"
+	"github.com/vigil-obs/vigil/internal/diagnose"
+	"github.com/vigil-obs/vigil/internal/sim"
+	"github.com/vigil-obs/vigil/internal/store"
+)
+
+// The demo's story: an 8-node A100 training job that stalls at 02:47
+// because NVLink on gpu-node-06 degrades.
+const (
+	demoDuration = 55 * time.Minute
+	demoOnset    = 47 * time.Minute
+	demoGPUModel = "A100"
+	// demoEvery is how often, in simulated time, the demo diagnoses while
+	// it streams; demoWarmup is how much data it waits for first.
+	demoEvery  = 30 * time.Second
+	demoWarmup = 10 * time.Minute
+)
+
+// demoFlags are the flags of `vigil demo`.
+type demoFlags struct {
+	seed   uint64
+	serve  bool
+	listen string
+	asJSON bool
+}
+
+func newDemoCmd(e *env) *cobra.Command {
+	var f demoFlags
+	cmd := &cobra.Command{
+		Use:   "demo [SCENARIO]",
+		Short: "See Vigil diagnose a simulated GPU cluster, with no set-up",
+		Long: `Simulate a GPU cluster — an 8-node A100 training job, a vLLM deployment and
+a research notebook on 10 nodes — inject a fault, stream its telemetry into
+the embedded store through the real ingestion path in accelerated time, run
+the diagnosis engine on it as it goes (progress on stderr), and print the
+page: the symptom, the ranked causes with their evidence, and what to do.
+
+The default story: the training job stalls at 02:47 because NVLink on
+gpu-node-06 degraded. Name any scenario of 'vigil simulate --list' instead
+(healthy, a cause kind, KIND/VARIANT, KIND+KIND). Nothing is downloaded and
+no port is opened unless --serve, which keeps the Prometheus-compatible API
+up on --listen afterwards (until interrupted) so you can query the data.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return runDemo(cmd.Context(), e, f, name)
+		},
+	}
+	fl := cmd.Flags()
+	fl.Uint64Var(&f.seed, "seed", 1, "the simulation's random seed")
+	fl.BoolVar(&f.serve, "serve", false, "keep the API up on --listen after the run, until interrupted")
+	fl.StringVar(&f.listen, "listen", ":9700", "the address of the API with --serve")
+	fl.BoolVar(&f.asJSON, "json", false, "print the final diagnosis as one JSON object")
+	return cmd
+}
+
+// demoScenario returns the scenario a demo runs: the default story, or the
+// named one.
+func demoScenario(name string) (sim.Scenario, error) {
+	if name == "" {
+		sc := sim.DemoScenario()
+		sc.Faults[0].After = demoOnset
+		return sc, nil
+	}
+	sc, err := sim.ParseScenario(name)
+	if err != nil {
+		return sim.Scenario{}, usagef("demo: %v (vigil simulate --list names them)", err)
+	}
+	return sc, nil
+}
+
+func runDemo(ctx context.Context, e *env, f demoFlags, name string) error {
+	sc, err := demoScenario(name)
+	if err != nil {
+		return err
+	}
+	cfg := sim.Config{Seed: f.seed, Duration: demoDuration, GPUModel: demoGPUModel}
+	s, err := sim.New(cfg, sc)
+	if err != nil {
+		return usagef("demo: %v", err)
+	}
+	var ln net.Listener
+	if f.serve {
+		if ln, err = net.Listen("tcp", f.listen); err != nil {
+			return fmt.Errorf("demo: listen on %s: %w", f.listen, err)
+		}
+	}
+	dir, err := os.MkdirTemp("", "vigil-demo-")
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	clock := sim.NewClock(s.Config().Start)
+	logger := e.loggerAtLeast(slog.LevelWarn)
+	st, err := store.OpenEmbedded(store.DefaultEmbeddedConfig(dir), clock.Now, logger.With("component", "store"), nil)
+	if err != nil {
+		return fmt.Errorf("demo: open the store: %w", err)
+	}
+	defer st.Close()
+	eng, err := diagnose.New(diagnose.Options{Logger: logger.With("component", "diagnose")})
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	rc := s.Config()
+	fmt.Fprintf(e.stderr, "vigil demo: %s — %d nodes × %d %s GPUs: an %d-node training job, %d vLLM replicas, a notebook; simulating %s to %s\n",
+		sc.Name, rc.Nodes, rc.GPUsPerNode, rc.GPUModel, rc.TrainingNodes, rc.Replicas,
+		rc.Start.Format("15:04"), rc.Start.Add(rc.Duration).Format("15:04"))
+	d := &demoRun{e: e, eng: eng, st: st, start: rc.Start, wall: time.Now()}
+	if err := s.Run(ctx, st, sim.RunOptions{Clock: clock, OnScrape: d.onScrape}); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	rep, err := eng.Diagnose(ctx, st, clock.Now())
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	d.summary(s.Truth(), rep)
+	if f.asJSON {
+		if err := json.NewEncoder(e.stdout).Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		bw := bufio.NewWriter(e.stdout)
+		if err := diagnose.WriteText(bw, rep, isTerminal(e.stdout)); err != nil {
+			return err
+		}
+		if err := bw.Flush(); err != nil {
+			return err
+		}
+	}
+	if ln != nil {
+		return demoServe(ctx, e, st, ln, dir, logger)
+	}
+	return nil
+}
+
+// demoRun follows a demo as it streams.
+type demoRun struct {
+	e        *env
+	eng      *diagnose.Engine
+	st       *store.Embedded
+	start    time.Time
+	wall     time.Time
+	next     time.Time
+	headline string
+	firstAt  map[string]time.Time
+}
+
+// onScrape reports progress and diagnoses every demoEvery of simulated
+// time once demoWarmup has passed, printing each change of the headline.
+func (d *demoRun) onScrape(ctx context.Context, sc sim.Scrape) error {
+	if sc.Index%240 == 0 && sc.Index > 0 {
+		fmt.Fprintf(d.e.stderr, "  %s  %3.0f%%  %d rounds streamed (%s wall)\n", sc.At.Format("15:04"),
+			100*float64(sc.Index)/float64(sc.Rounds), sc.Index, time.Since(d.wall).Round(100*time.Millisecond))
+	}
+	if sc.At.Sub(d.start) < demoWarmup || sc.At.Before(d.next) {
+		return nil
+	}
+	d.next = sc.At.Add(demoEvery)
+	rep, err := d.eng.Diagnose(ctx, d.st, sc.At)
+	if err != nil {
+		return err
+	}
+	head := "healthy"
+	switch {
+	case len(rep.Causes) > 0:
+		head = fmt.Sprintf("%s (%.2f)", rep.Causes[0].Summary, rep.Causes[0].Confidence)
+	case len(rep.Symptoms) > 0:
+		head = "symptom: " + rep.Symptoms[0].Summary
+	case !rep.Healthy && len(rep.Findings) > 0:
+		head = fmt.Sprintf("finding: %s (%.2f)", rep.Findings[0].Summary, rep.Findings[0].Confidence)
+	}
+	if d.firstAt == nil {
+		d.firstAt = map[string]time.Time{}
+	}
+	for _, c := range append(rep.Causes, rep.Findings...) {
+		if c.Confidence >= 0.5 {
+			k := c.Kind + " " + formatEntityKey(c.Entity)
+			if _, ok := d.firstAt[k]; !ok {
+				d.firstAt[k] = sc.At
+			}
+		}
+	}
+	if head != d.headline {
+		fmt.Fprintf(d.e.stderr, "  %s  %s\n", sc.At.Format("15:04:05"), head)
+		d.headline = head
+	}
+	return nil
+}
+
+// summary says on stderr what was injected and when Vigil first named it.
+func (d *demoRun) summary(truth []sim.Fault, rep *diagnose.Report) {
+	fmt.Fprintf(d.e.stderr, "vigil demo: done in %s wall\n", time.Since(d.wall).Round(100*time.Millisecond))
+	if len(truth) == 0 {
+		fmt.Fprintf(d.e.stderr, "  injected: nothing (a healthy run); Vigil says healthy=%t\n", rep.Healthy)
+		return
+	}
+	for _, f := range truth {
+		fmt.Fprintf(d.e.stderr, "  injected at %s: %s\n", f.Onset.Format("15:04:05"), f.Summary)
+		for k, at := range d.firstAt {
+			if k == f.Kind+" "+formatEntityKey(f.Entity) {
+				fmt.Fprintf(d.e.stderr, "  Vigil named it %s after the onset\n", at.Sub(f.Onset))
+			}
+		}
+	}
+}
+
+func formatEntityKey(e map[string]string) string {
+	b, _ := json.Marshal(e) // map keys are sorted
+	return string(b)
+}
+
+// demoServe keeps the API up over the demo's store until ctx ends.
+func demoServe(ctx context.Context, e *env, st *store.Embedded, ln net.Listener, dir string, logger *slog.Logger) error {
+	reg := prometheus.NewRegistry()
+	h, err := api.New(api.Options{Store: st, Gatherer: reg, Registerer: reg, Logger: logger.With("component", "api"),
+		ListenAddress: ln.Addr().String(), DataDir: dir})
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("demo: %w", err)
+	}
+	cfg := config.Default()
+	fmt.Fprintf(e.stderr, "vigil demo: the API is up on http://%s (Ctrl-C to stop)\n", ln.Addr())
+	var g run.Group
+	addHTTP(&g, h, ln, cfg, logger)
+	g.Add(func() error { <-ctx.Done(); return nil }, func(error) {})
+	return g.Run()
+}
