@@ -63,7 +63,13 @@ func builtinAliases() map[Vocabulary][]Alias {
 			Alias{Key: KeyNode, Labels: []string{"k8s_node_name", "host_name"}},
 		),
 		KubeStateMetrics: own(
-			Alias{Key: KeyNode, Labels: []string{"node"}},
+			// Scraped without honor_labels, kube-state-metrics' namespace,
+			// pod and container labels become exported_* and the plain
+			// ones name its own pod: the exported_* labels win.
+			Alias{Key: KeyNode, Labels: []string{"exported_node", "node"}},
+			Alias{Key: KeyPod, Labels: []string{"exported_pod", "pod"}, Note: "exported_pod when scraped without honor_labels"},
+			Alias{Key: KeyNamespace, Labels: []string{"exported_namespace", "namespace"}, Note: "exported_namespace when scraped without honor_labels"},
+			Alias{Key: KeyContainer, Labels: []string{"exported_container", "container"}, Note: "exported_container when scraped without honor_labels"},
 			Alias{Key: AttrNodeAddress, Labels: []string{"host_ip", "internal_ip"}, Note: "kube_pod_info host_ip, kube_node_info internal_ip: map node-exporter IPs to nodes"},
 			Alias{Key: KeyWorkload,
 				Labels:     []string{"owner_name", "created_by_name", "job_name", "statefulset", "deployment", "daemonset", "replicaset", "leaderworkerset"},
