@@ -300,7 +300,10 @@ func hypThermal(ctx context.Context, an *analysis) ([]*candidate, error) {
 
 // heatFloor is the smallest rise over its peers a GPU's temperature must
 // show: readings are whole degrees.
-var heatFloor = detect.Floor{Rel: 0.01, Abs: 0.75}
+// heatJumpZ is the excess one reading needs to count alone.
+const heatJumpZ = 6
+
+var heatFloor = detect.Floor{Rel: 0.01, Abs: 0.5}
 
 // heating finds GPUs of a training job whose temperature climbs away from
 // their peers' (a failing fan) before they throttle: the excess over the
@@ -326,7 +329,13 @@ func (an *analysis) heating(ctx context.Context) ([]*candidate, error) {
 				continue
 			}
 			ref := reference(excess, heatFloor)
+			// A GPU's temperature cannot jump for one sample (its heat sink
+			// holds it): one reading far above is as sure as two above.
 			es := episodes(an.v.n, func(i int) bool { return ref.Z(excess[i]) >= slowZ }, peerRun)
+			if jump := episodes(an.v.n, func(i int) bool { return ref.Z(excess[i]) >= heatJumpZ }, 1); len(jump) > 0 &&
+				(len(es) == 0 || jump[0].start < es[0].start) {
+				es = jump
+			}
 			if len(es) == 0 || es[0].start == 0 {
 				continue
 			}
