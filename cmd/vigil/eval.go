@@ -11,6 +11,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/eval"
 	"github.com/vigil-obs/vigil/internal/sim"
+	"github.com/vigil-obs/vigil/internal/sim/microsvc"
 )
 
 // evalFlags are the flags of `vigil eval`.
@@ -109,15 +110,19 @@ func runEval(cmd *cobra.Command, e *env, f evalFlags) error {
 	if err != nil {
 		return err
 	}
-	diag := e.evalEngine
+	diag, generic := e.evalEngine, e.evalEngine
 	if diag == nil {
 		eng, err := diagnose.New(diagnose.Options{})
 		if err != nil {
 			return fmt.Errorf("eval: %w", err)
 		}
-		diag = eng.Diagnose
+		geng, err := diagnose.New(diagnose.Options{EntityLabel: microsvc.EntityLabel})
+		if err != nil {
+			return fmt.Errorf("eval: %w", err)
+		}
+		diag, generic = eng.Diagnose, geng.Diagnose
 	}
-	res, err := eval.Run(cmd.Context(), cases, eval.Options{Diagnose: diag, Parallel: f.parallel, Progress: e.stderr})
+	res, err := eval.Run(cmd.Context(), cases, eval.Options{Diagnose: diag, Generic: generic, Parallel: f.parallel, Progress: e.stderr})
 	if err != nil {
 		return fmt.Errorf("eval: %w", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-obs/vigil/internal/sim"
+	"github.com/vigil-obs/vigil/internal/sim/microsvc"
 )
 
 // simulateFlags are the flags of `vigil simulate`.
@@ -93,7 +94,7 @@ func runSimulate(cmd *cobra.Command, e *env, f simulateFlags) error {
 		if f.scenario != "" {
 			return usagef("simulate: --list and --scenario exclude each other")
 		}
-		for _, n := range sim.ScenarioNames() {
+		for _, n := range append(sim.ScenarioNames(), microsvc.Scenarios()...) {
 			if _, err := fmt.Fprintln(e.stdout, n); err != nil {
 				return err
 			}
@@ -106,13 +107,16 @@ func runSimulate(cmd *cobra.Command, e *env, f simulateFlags) error {
 	case f.out == "":
 		return usagef("simulate: --out DIR is required")
 	}
-	sc, err := sim.ParseScenario(f.scenario)
-	if err != nil {
-		return usagef("simulate: %v (vigil simulate --list names the scenarios)", err)
-	}
 	start, err := parseTime(f.start)
 	if err != nil {
 		return usagef("simulate: --start: %v", err)
+	}
+	if microsvc.IsScenario(f.scenario) {
+		return simulateMicroservices(cmd, e, f, start)
+	}
+	sc, err := sim.ParseScenario(f.scenario)
+	if err != nil {
+		return usagef("simulate: %v (vigil simulate --list names the scenarios)", err)
 	}
 	if err := pinFaults(cmd, &sc, f); err != nil {
 		return err
@@ -160,15 +164,69 @@ func runSimulate(cmd *cobra.Command, e *env, f simulateFlags) error {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	c := s.Config()
-	rep := simulateReport{Scenario: sc.Name, Seed: c.Seed, Start: c.Start, End: c.Start.Add(c.Duration),
-		Files: files, Faults: s.Truth(), Decoys: s.Decoys()}
+	return reportSimulation(e, f, simulateReport{Scenario: sc.Name, Seed: c.Seed, Start: c.Start, End: c.Start.Add(c.Duration),
+		Files: files, Faults: s.Truth(), Decoys: s.Decoys()})
+}
+
+// reportSimulation prints what a simulation wrote.
+func reportSimulation(e *env, f simulateFlags, rep simulateReport) error {
 	if f.asJSON {
 		return json.NewEncoder(e.stdout).Encode(rep)
 	}
-	_, err = fmt.Fprintf(e.stdout, "simulated %s (seed %d) from %s to %s: %d fault(s); wrote %s\n",
+	_, err := fmt.Fprintf(e.stdout, "simulated %s (seed %d) from %s to %s: %d fault(s); wrote %s\n",
 		rep.Scenario, rep.Seed, rep.Start.Format(time.RFC3339), rep.End.Format(time.RFC3339), len(rep.Faults),
-		strings.Join(files, ", "))
+		strings.Join(rep.Files, ", "))
 	return err
+}
+
+// simulateMicroservices writes a metric_anomaly scenario: a microservice
+// application (Sock Shop) with one faulty service, for the generic layer
+// (vigil diagnose --entity-label service). It has no request-path OTLP:
+// those files are written empty.
+func simulateMicroservices(cmd *cobra.Command, e *env, f simulateFlags, start time.Time) error {
+	spec, err := microsvc.ParseScenario(f.scenario)
+	if err != nil {
+		return usagef("simulate: %v", err)
+	}
+	fl := cmd.Flags()
+	for _, name := range []string{"gpu", "gpu-model", "nodes"} {
+		if fl.Changed(name) {
+			return usagef("simulate: --%s does not apply to %s (a microservice application)", name, f.scenario)
+		}
+	}
+	spec.Service, spec.After = f.node, f.onset
+	g, err := microsvc.New(microsvc.Config{Seed: f.seed, Start: start, Duration: f.duration,
+		FaultScale: f.faultScale, NoiseScale: f.noiseScale}, spec)
+	if err != nil {
+		return usagef("simulate: %v", err)
+	}
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	name := func(n string) string { return filepath.Join(f.out, n) }
+	files := []string{name("metrics.om"), name("traces.otlp.json"), name("logs.otlp.json"), name("truth.json"), name("decoys.json")}
+	err = writeAtomic(files[:1], func(w []io.Writer) error { return g.WriteOpenMetrics(cmd.Context(), w[0]) })
+	if err == nil {
+		err = writeAtomic(files[1:3], func([]io.Writer) error { return nil })
+	}
+	if err == nil {
+		err = writeAtomic(files[3:4], func(w []io.Writer) error { return writeJSON(w[0], g.Truth()) })
+	}
+	if err == nil {
+		err = writeAtomic(files[4:], func(w []io.Writer) error { return writeJSON(w[0], g.Decoys()) })
+	}
+	if err != nil {
+		return fmt.Errorf("simulate: %w", err)
+	}
+	c := g.Config()
+	rep := simulateReport{Scenario: f.scenario, Seed: c.Seed, Start: c.Start, End: c.Start.Add(c.Duration), Files: files}
+	for _, t := range g.Truth() {
+		rep.Faults = append(rep.Faults, sim.Fault(t))
+	}
+	for _, d := range g.Decoys() {
+		rep.Decoys = append(rep.Decoys, sim.Decoy(d))
+	}
+	return reportSimulation(e, f, rep)
 }
 
 // pinFaults applies --onset to every fault of sc and --node and --gpu to

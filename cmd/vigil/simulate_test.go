@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vigil-obs/vigil/internal/sim"
+	"github.com/vigil-obs/vigil/internal/sim/microsvc"
 	"github.com/vigil-obs/vigil/internal/topology"
 )
 
@@ -19,8 +20,30 @@ func TestSimulateList(t *testing.T) {
 	r := runVigil(t, "", "simulate", "--list")
 	require.NoError(t, r.err, r.stderr)
 	require.Empty(t, r.stderr)
-	require.Equal(t, strings.Join(sim.ScenarioNames(), "\n")+"\n", r.stdout)
+	require.Equal(t, strings.Join(append(sim.ScenarioNames(), microsvc.Scenarios()...), "\n")+"\n", r.stdout)
 	require.Contains(t, r.stdout, "\nnvlink_degraded/subtle\n")
+	require.Contains(t, r.stdout, "\nmetric_anomaly/memory\n")
+}
+
+// TestSimulateMicroservices: a metric_anomaly scenario writes the
+// microservice application's metrics and its truth, an entity of the
+// service label.
+func TestSimulateMicroservices(t *testing.T) {
+	dir := t.TempDir()
+	r := runVigil(t, "", "simulate", "--scenario", "metric_anomaly/latency", "--duration", "20m", "--out", dir, "--json")
+	require.NoError(t, r.err, r.stderr)
+	var rep struct {
+		Faults []sim.Fault `json:"faults"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	require.Len(t, rep.Faults, 1)
+	require.Equal(t, "metric_anomaly", rep.Faults[0].Kind)
+	require.NotEmpty(t, rep.Faults[0].Entity["service"])
+	om, err := os.ReadFile(filepath.Join(dir, "metrics.om"))
+	require.NoError(t, err)
+	require.Contains(t, string(om), "container_cpu_usage_seconds_total{")
+	require.True(t, strings.HasSuffix(string(om), "# EOF\n"))
+	requireUsage(t, runVigil(t, "", "simulate", "--scenario", "metric_anomaly", "--gpu", "1", "--out", dir), "does not apply")
 }
 
 // TestSimulateUsage: bad input is exit 2 with one line.

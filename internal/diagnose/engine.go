@@ -159,8 +159,10 @@ func (e *Engine) open(ctx context.Context, src Source, at time.Time) (*view, err
 		return nil, fmt.Errorf("read topology: %w", err)
 	}
 	v.topo = topo
-	for _, w := range topo.Warnings {
-		v.warnf("%s", w)
+	if len(v.knownVocabularies()) > 0 {
+		for _, w := range topo.Warnings {
+			v.warnf("%s", w)
+		}
 	}
 	for _, node := range topo.Nodes {
 		if node.Name == "" {

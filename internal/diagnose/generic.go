@@ -61,8 +61,7 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 		if detect.Valid(pre) < 3 {
 			continue
 		}
-		b := detect.NewBaseline(pre, genericFloor)
-		z, first := persistentMax(s.v, onset, b)
+		z, first := persistentMax(s.v, onset, genericBaseline(pre))
 		if cur, ok := best[s.entity]; !ok || z > cur.z {
 			best[s.entity] = score{s.entity, s.name, z, first}
 		}
@@ -93,14 +92,44 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 			conf *= math.Min(1, s.z/scores[0].z)
 		}
 		c := &candidate{kind: KindMetricAnomaly, ent: Entity{label: s.entity}, strength: conf, generic: true,
-			onset: v.time(max(s.first, onset))}
+			onset: v.time(onset)}
 		c.headline = fmt.Sprintf("%s %s anomalous", label, s.entity)
 		c.action = fmt.Sprintf("look at %s %s first: its %s moved most after %s", label, s.entity, s.series, v.time(onset).Format("15:04:05"))
 		c.evidence = []Evidence{{Signal: s.series, Query: fmt.Sprintf("%s{%s=%q}", strings.SplitN(s.series, "{", 2)[0], label, s.entity),
-			Summary: fmt.Sprintf("%.1f robust spreads from its level before %s", s.z, v.time(onset).Format("15:04:05"))}}
+			Summary: fmt.Sprintf("%.1f robust spreads from its level before %s, from %s", s.z, v.time(onset).Format("15:04:05"), v.time(s.first).Format("15:04:05"))}}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// genericBaseline is a series' robust level and scale before the onset.
+// A series that did not move at all there (an error counter at zero) gets
+// scale 1 in its own unit, as RobustScaler does, rather than the floor: a
+// few errors are not a million spreads.
+func genericBaseline(pre []float64) detect.Baseline {
+	b := detect.NewBaseline(pre, genericFloor)
+	if detect.Quantile(pre, 0.75) == detect.Quantile(pre, 0.25) {
+		b.Scale = max(1, genericFloor.Rel*math.Abs(b.Median))
+	}
+	return b
+}
+
+// shortName writes a series as its metric name and the labels that tell
+// it from the entity's other series (not the target's).
+func shortName(lset labels.Labels, label string) string {
+	var parts []string
+	lset.Range(func(l labels.Label) {
+		switch l.Name {
+		case model.MetricNameLabel, label, "instance", "job", "pod", "namespace", "container", "id", "name", "image", "endpoint", "node":
+			return
+		}
+		parts = append(parts, fmt.Sprintf("%s=%q", l.Name, l.Value))
+	})
+	name := lset.Get(model.MetricNameLabel)
+	if len(parts) == 0 {
+		return name
+	}
+	return name + "{" + strings.Join(parts, ", ") + "}"
 }
 
 // persistentMax returns the largest |z| after onset that holds for two
@@ -123,28 +152,29 @@ func persistentMax(v []float64, onset int, b detect.Baseline) (float64, int) {
 // (by name: _total, _count, _bucket skipped) become increases, a _sum
 // with its _count becomes the mean per event.
 func genericSeriesOf(raw []rawSeries, label string) []genericSeries {
-	type key struct{ base, rest, ent string }
+	type key struct{ base, rest, ent, short string }
 	sums, counts := map[key][]float64{}, map[key][]float64{}
 	var out []genericSeries
 	for _, r := range raw {
 		name := r.lset.Get(model.MetricNameLabel)
 		ent := r.lset.Get(label)
 		rest := r.lset.DropReserved(func(n string) bool { return n == model.MetricNameLabel }).String()
+		short := shortName(r.lset, label)
 		switch {
 		case strings.HasSuffix(name, "_bucket"):
 			continue
 		case strings.HasSuffix(name, "_sum"):
-			sums[key{strings.TrimSuffix(name, "_sum"), rest, ent}] = increases(r.v)
+			sums[key{strings.TrimSuffix(name, "_sum"), rest, ent, strings.Replace(short, "_sum", "_mean", 1)}] = increases(r.v)
 			continue
 		case strings.HasSuffix(name, "_count"):
-			counts[key{strings.TrimSuffix(name, "_count"), rest, ent}] = increases(r.v)
-			out = append(out, genericSeries{ent, name + rest, increases(r.v)})
+			counts[key{strings.TrimSuffix(name, "_count"), rest, ent, strings.Replace(short, "_count", "_mean", 1)}] = increases(r.v)
+			out = append(out, genericSeries{ent, short, increases(r.v)})
 			continue
 		case strings.HasSuffix(name, "_total"):
-			out = append(out, genericSeries{ent, name + rest, increases(r.v)})
+			out = append(out, genericSeries{ent, short, increases(r.v)})
 			continue
 		}
-		out = append(out, genericSeries{ent, name + rest, r.v})
+		out = append(out, genericSeries{ent, short, r.v})
 	}
 	for k, s := range sums {
 		c, ok := counts[k]
@@ -157,7 +187,7 @@ func genericSeriesOf(raw []rawSeries, label string) []genericSeries {
 				mean[i] = s[i] / c[i]
 			}
 		}
-		out = append(out, genericSeries{k.ent, k.base + "_mean" + k.rest, mean})
+		out = append(out, genericSeries{k.ent, k.short, mean})
 	}
 	slices.SortFunc(out, func(a, b genericSeries) int { return cmp.Compare(a.name, b.name) })
 	return slices.DeleteFunc(out, func(s genericSeries) bool { return s.entity == "" })

@@ -10,8 +10,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/prometheus/storage"
+
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/sim"
+	"github.com/vigil-obs/vigil/internal/sim/microsvc"
 	"github.com/vigil-obs/vigil/internal/store"
 )
 
@@ -23,6 +26,9 @@ type DiagnoseFunc func(ctx context.Context, src diagnose.Source, at time.Time) (
 type Options struct {
 	// Diagnose is the engine under evaluation (required).
 	Diagnose DiagnoseFunc
+	// Generic diagnoses the microservice (metric_anomaly) cases: the engine
+	// with --entity-label service (required for those cases).
+	Generic DiagnoseFunc
 	// Parallel is how many cases run at once (default 1).
 	Parallel int
 	// Progress gets one line per finished case (nil: none).
@@ -120,17 +126,35 @@ feed:
 // runCase simulates one case into a fresh store, diagnoses it and judges
 // the reports.
 func runCase(ctx context.Context, c Case, opts Options) (_ *CaseResult, err error) {
-	sc, err := sim.ParseScenario(c.Scenario)
-	if err != nil {
-		return nil, err
-	}
 	cfg := c.Config
 	cfg.Seed = c.Seed
-	s, err := sim.New(cfg, sc)
-	if err != nil {
-		return nil, err
+	var gen generator
+	if microsvc.IsScenario(c.Scenario) {
+		if opts.Generic == nil {
+			return nil, errors.New("no generic diagnose function for a microservice scenario")
+		}
+		spec, err := microsvc.ParseScenario(c.Scenario)
+		if err != nil {
+			return nil, err
+		}
+		g, err := microsvc.New(microsvc.Config{Seed: c.Seed, Duration: cfg.Duration, FaultScale: cfg.FaultScale, NoiseScale: cfg.NoiseScale}, spec)
+		if err != nil {
+			return nil, err
+		}
+		gen, cfg.Start = microGenerator{g}, g.Config().Start
+		cfg.Duration = g.Config().Duration
+		opts.Diagnose = opts.Generic
+	} else {
+		sc, err := sim.ParseScenario(c.Scenario)
+		if err != nil {
+			return nil, err
+		}
+		s, err := sim.New(cfg, sc)
+		if err != nil {
+			return nil, err
+		}
+		gen, cfg = s, s.Config()
 	}
-	cfg = s.Config()
 	dir, err := os.MkdirTemp(opts.TempDir, "vigil-eval-*")
 	if err != nil {
 		return nil, fmt.Errorf("create store directory: %w", err)
@@ -153,11 +177,11 @@ func runCase(ctx context.Context, c Case, opts Options) (_ *CaseResult, err erro
 			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
 		}
 	}()
-	if err := s.Run(ctx, st, sim.RunOptions{Clock: clock}); err != nil {
+	if err := gen.Run(ctx, st, sim.RunOptions{Clock: clock}); err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
 	end := clock.Now()
-	truth := s.Truth()
+	truth := gen.Truth()
 	rep, err := opts.Diagnose(ctx, st, end)
 	if err != nil {
 		return nil, fmt.Errorf("diagnose at %s: %w", end.Format(time.RFC3339), err)
@@ -171,6 +195,33 @@ func runCase(ctx context.Context, c Case, opts Options) (_ *CaseResult, err erro
 		r.Faults[i].TTD = ttd
 	}
 	return r, nil
+}
+
+// generator is a simulator the harness runs: the GPU cluster's or the
+// microservice application's.
+type generator interface {
+	Run(ctx context.Context, app storage.AppendableV2, opts sim.RunOptions) error
+	Truth() []sim.Fault
+}
+
+// microGenerator runs the microservice generator like the cluster's.
+type microGenerator struct{ g *microsvc.Generator }
+
+func (m microGenerator) Run(ctx context.Context, app storage.AppendableV2, opts sim.RunOptions) error {
+	return m.g.Run(ctx, app, microsvc.RunOptions{OnScrape: func(_ context.Context, at time.Time) error {
+		if opts.Clock != nil {
+			opts.Clock.Set(at)
+		}
+		return nil
+	}})
+}
+
+func (m microGenerator) Truth() []sim.Fault {
+	var out []sim.Fault
+	for _, f := range m.g.Truth() {
+		out = append(out, sim.Fault(f))
+	}
+	return out
 }
 
 // timeToDetect diagnoses src every opts.Step from truth[i]'s onset up to

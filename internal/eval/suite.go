@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vigil-obs/vigil/internal/sim"
+	"github.com/vigil-obs/vigil/internal/sim/microsvc"
 )
 
 // Case is one simulated run to diagnose: a scenario, a seed and the
@@ -38,7 +39,10 @@ const (
 	SuiteSubtle = "subtle"
 	SuiteUnseen = "unseen"
 	SuiteLater  = "later"
-	SuiteAll    = "all"
+	// SuiteGeneric runs the microservice scenarios (metric_anomaly)
+	// through the generic layer (--entity-label service).
+	SuiteGeneric = "generic"
+	SuiteAll     = "all"
 )
 
 // DefaultSeeds is the number of seeds per scenario when none is given.
@@ -56,7 +60,7 @@ var laterKinds = []string{"bad_rollout", "dependency_slow", "tenant_failure", "m
 
 // Suites lists the suite names, in the order `vigil eval --help` gives.
 func Suites() []string {
-	return []string{SuiteSmall, SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteAll}
+	return []string{SuiteSmall, SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteGeneric, SuiteAll}
 }
 
 // Suite returns the cases of a named suite with seeds seeds per scenario
@@ -91,7 +95,8 @@ func Suite(name string, seeds int) ([]Case, error) {
 	case SuiteMain:
 		return append(cases(SuiteMain, []string{sim.Healthy}, seeds1(3*seeds), hour), cases(SuiteMain, plain, seeds1(seeds), hour)...), nil
 	case SuiteSubtle:
-		return cases(SuiteSubtle, subtle, seeds1(seeds), hour), nil
+		return append(cases(SuiteSubtle, subtle, seeds1(seeds), hour),
+			cases(SuiteSubtle, []string{microsvc.KindMetricAnomaly + "/" + sim.Subtle}, seeds1(seeds), sim.Config{Duration: 30 * time.Minute})...), nil
 	case SuiteUnseen:
 		out := append(cases(SuiteUnseen, []string{sim.Healthy}, seedsFrom(UnseenSeed, 3*seeds), hour),
 			cases(SuiteUnseen, plain, seedsFrom(UnseenSeed, seeds), hour)...)
@@ -101,9 +106,17 @@ func Suite(name string, seeds int) ([]Case, error) {
 		return out, nil
 	case SuiteLater:
 		return cases(SuiteLater, laterKinds, seeds1(seeds), hour), nil
+	case SuiteGeneric:
+		var plain []string
+		for _, n := range microsvc.Scenarios() {
+			if !strings.HasSuffix(n, "/"+sim.Subtle) {
+				plain = append(plain, n)
+			}
+		}
+		return cases(SuiteGeneric, plain, seeds1(4*seeds), sim.Config{Duration: 30 * time.Minute}), nil
 	case SuiteAll:
 		var out []Case
-		for _, s := range []string{SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater} {
+		for _, s := range []string{SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteGeneric} {
 			c, err := Suite(s, seeds)
 			if err != nil {
 				return nil, err
@@ -122,6 +135,12 @@ func Scenarios(names []string, seeds int, cfg sim.Config) ([]Case, error) {
 		seeds = DefaultSeeds
 	}
 	for _, n := range names {
+		if microsvc.IsScenario(n) {
+			if _, err := microsvc.ParseScenario(n); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if _, err := sim.ParseScenario(n); err != nil {
 			return nil, err
 		}

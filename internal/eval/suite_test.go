@@ -70,16 +70,22 @@ func TestSuites(t *testing.T) {
 
 	later, err := Suite(SuiteLater, 1)
 	require.NoError(t, err)
-	require.Equal(t, []string{"dependency_slow", "tenant_failure", "model_drift"}, []string{later[0].Scenario, later[1].Scenario, later[2].Scenario})
+	require.Equal(t, []string{"bad_rollout", "dependency_slow", "tenant_failure", "model_drift"},
+		[]string{later[0].Scenario, later[1].Scenario, later[2].Scenario, later[3].Scenario})
+
+	generic, err := Suite(SuiteGeneric, 1)
+	require.NoError(t, err)
+	require.Equal(t, 4, count(generic, "metric_anomaly/memory"))
+	require.Zero(t, count(generic, "metric_anomaly/subtle"))
 
 	all, err := Suite(SuiteAll, 1)
 	require.NoError(t, err)
 	m1, _ := Suite(SuiteMain, 1)
-	require.Equal(t, len(m1)+len(subtle)/2+len(unseen)+len(later), len(all))
+	require.Equal(t, len(m1)+len(subtle)/2+len(unseen)+len(later)+len(generic), len(all))
 
 	_, err = Suite("nope", 1)
 	require.ErrorIs(t, err, ErrUnknownSuite)
-	require.ErrorContains(t, err, `unknown suite "nope" (the suites are small, main, subtle, unseen, later, all)`)
+	require.ErrorContains(t, err, `unknown suite "nope" (the suites are small, main, subtle, unseen, later, generic, all)`)
 	_, err = Suite(SuiteMain, -1)
 	require.Error(t, err)
 }
