@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/sim"
+	"github.com/vigil-obs/vigil/internal/sim/microsvc"
 	"github.com/vigil-obs/vigil/internal/store"
 )
 
@@ -90,6 +91,9 @@ func demoScenario(name string) (sim.Scenario, error) {
 }
 
 func runDemo(ctx context.Context, e *env, f demoFlags, name string) error {
+	if microsvc.IsScenario(name) {
+		return runMicroDemo(ctx, e, f, name)
+	}
 	sc, err := demoScenario(name)
 	if err != nil {
 		return err
@@ -134,6 +138,12 @@ func runDemo(ctx context.Context, e *env, f demoFlags, name string) error {
 		return fmt.Errorf("demo: %w", err)
 	}
 	d.summary(s.Truth(), rep)
+	return demoFinish(ctx, e, f, rep, st, ln, dir, logger)
+}
+
+// demoFinish prints the final page (or JSON) and, with --serve, keeps the
+// API up.
+func demoFinish(ctx context.Context, e *env, f demoFlags, rep *diagnose.Report, st *store.Embedded, ln net.Listener, dir string, logger *slog.Logger) error {
 	if f.asJSON {
 		if err := json.NewEncoder(e.stdout).Encode(rep); err != nil {
 			return err
@@ -151,6 +161,58 @@ func runDemo(ctx context.Context, e *env, f demoFlags, name string) error {
 		return demoServe(ctx, e, st, ln, dir, logger)
 	}
 	return nil
+}
+
+// runMicroDemo runs a metric_anomaly scenario: a microservice application
+// with one faulty service, diagnosed by the generic layer (--entity-label
+// service) once its telemetry is in.
+func runMicroDemo(ctx context.Context, e *env, f demoFlags, name string) error {
+	spec, err := microsvc.ParseScenario(name)
+	if err != nil {
+		return usagef("demo: %v", err)
+	}
+	g, err := microsvc.New(microsvc.Config{Seed: f.seed, Duration: 30 * time.Minute}, spec)
+	if err != nil {
+		return usagef("demo: %v", err)
+	}
+	var ln net.Listener
+	if f.serve {
+		if ln, err = net.Listen("tcp", f.listen); err != nil {
+			return fmt.Errorf("demo: listen on %s: %w", f.listen, err)
+		}
+	}
+	dir, err := os.MkdirTemp("", "vigil-demo-")
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	c := g.Config()
+	clock := sim.NewClock(c.Start)
+	logger := e.loggerAtLeast(slog.LevelWarn)
+	st, err := store.OpenEmbedded(store.DefaultEmbeddedConfig(dir), clock.Now, logger.With("component", "store"), nil)
+	if err != nil {
+		return fmt.Errorf("demo: open the store: %w", err)
+	}
+	defer st.Close()
+	fmt.Fprintf(e.stderr, "vigil demo: %s — %s, %d services; simulating %s to %s\n", name, c.App, len(g.Services()),
+		c.Start.Format("15:04"), c.Start.Add(c.Duration).Format("15:04"))
+	wall := time.Now()
+	if err := g.Run(ctx, st, microsvc.RunOptions{OnScrape: func(_ context.Context, at time.Time) error { clock.Set(at); return nil }}); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	eng, err := diagnose.New(diagnose.Options{EntityLabel: microsvc.EntityLabel, Logger: logger})
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	rep, err := eng.Diagnose(ctx, st, clock.Now())
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	fmt.Fprintf(e.stderr, "vigil demo: done in %s wall\n", time.Since(wall).Round(100*time.Millisecond))
+	for _, t := range g.Truth() {
+		fmt.Fprintf(e.stderr, "  injected at %s: %s\n", t.Onset.Format("15:04:05"), t.Summary)
+	}
+	return demoFinish(ctx, e, f, rep, st, ln, dir, logger)
 }
 
 // demoRun follows a demo as it streams.
