@@ -300,14 +300,16 @@ func hypThermal(ctx context.Context, an *analysis) ([]*candidate, error) {
 
 // heatFloor is the smallest rise over its peers a GPU's temperature must
 // show: readings are whole degrees.
-// heatJumpZ is the excess one reading needs to count alone.
-const heatJumpZ = 6
+// heatClimb is how many degrees a GPU must climb away from its peers over
+// two steps, rising at each, to count as heating.
+const heatClimb = 3.0
 
-var heatFloor = detect.Floor{Rel: 0.01, Abs: 0.5}
+var heatFloor = detect.Floor{Rel: 0.01, Abs: 1}
 
 // heating finds GPUs of a training job whose temperature climbs away from
 // their peers' (a failing fan) before they throttle: the excess over the
-// peers' median rises beyond its own earlier spread for two steps. A GPU
+// peers' median rises beyond its own earlier spread for two steps, or
+// climbs steadily. A GPU
 // that always ran warmer (in spec) keeps its excess and is no news.
 func (an *analysis) heating(ctx context.Context) ([]*candidate, error) {
 	t, err := an.v.sig(ctx, "gpu.temp")
@@ -321,6 +323,7 @@ func (an *analysis) heating(ctx context.Context) ([]*candidate, error) {
 	var out []*candidate
 	for _, j := range an.jobs {
 		rows, prow := j.rows(t), j.rows(pt)
+		working, moving := j.working(an.v.n, workMask), j.working(an.v.n, 2)
 		temp := excessOverPeers(rows, an.v.n)
 		power := excessOverPeers(prow, an.v.n)
 		for k := range rows {
@@ -329,12 +332,15 @@ func (an *analysis) heating(ctx context.Context) ([]*candidate, error) {
 				continue
 			}
 			ref := reference(excess, heatFloor)
-			// A GPU's temperature cannot jump for one sample (its heat sink
-			// holds it): one reading far above is as sure as two above.
-			es := episodes(an.v.n, func(i int) bool { return ref.Z(excess[i]) >= slowZ }, peerRun)
-			if jump := episodes(an.v.n, func(i int) bool { return ref.Z(excess[i]) >= heatJumpZ }, 1); len(jump) > 0 &&
-				(len(es) == 0 || jump[0].start < es[0].start) {
-				es = jump
+			// Above the peers for two steps, or climbing away from them
+			// step after step (a heat sink warms steadily; noise does not
+			// climb three degrees in a minute).
+			es := episodes(an.v.n, func(i int) bool { return working[i] && ref.Z(excess[i]) >= slowZ }, peerRun)
+			climb := episodes(an.v.n, func(i int) bool {
+				return moving[i] && i >= 2 && excess[i]-excess[i-1] >= 1 && excess[i-1]-excess[i-2] >= 1 && excess[i]-excess[i-2] >= heatClimb
+			}, 1)
+			if len(climb) > 0 && (len(es) == 0 || climb[0].start < es[0].start) {
+				es = climb
 			}
 			if len(es) == 0 || es[0].start == 0 {
 				continue
@@ -359,6 +365,26 @@ func (an *analysis) heating(ctx context.Context) ([]*candidate, error) {
 		}
 	}
 	return out, nil
+}
+
+// workMask is how many steps after a pause of the job its GPUs' temperatures
+// take to settle: three of their one-minute time constants.
+const workMask = 6
+
+// working reports, per step, whether the job has been doing its usual work
+// for the last mask steps: while it pauses (a checkpoint, a stall) and for
+// a few minutes after (workMask), its GPUs cool and warm at their own pace,
+// so their temperatures' levels say little of their cooling; a steep climb
+// away from the peers says more, a minute after the pause.
+func (j *trainJob) working(n, mask int) []bool {
+	out := make([]bool, n)
+	for i := range n {
+		out[i] = j.act != nil && i >= mask
+		for k := max(0, i-mask); k <= i && out[i]; k++ {
+			out[i] = j.act[k] >= 0.8*j.ref.Median
+		}
+	}
+	return out
 }
 
 // excessOverPeers returns, per row, its values minus the rows' median at
