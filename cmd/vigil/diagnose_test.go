@@ -345,3 +345,60 @@ func TestDiagnoseDamagedInput(t *testing.T) {
 		})
 	}
 }
+
+// tinyDump is a valid dump small enough to seed the fuzzer: the first
+// three DCGM rounds of a 4-node run, and one kube-state-metrics family.
+func tinyDump(t testing.TB) []byte {
+	t.Helper()
+	sc, err := sim.ParseScenario("nvlink_degraded")
+	require.NoError(t, err)
+	cfg := smallCluster(3)
+	cfg.Duration = 2 * time.Minute
+	s, err := sim.New(cfg, sc)
+	require.NoError(t, err)
+	var full, out bytes.Buffer
+	require.NoError(t, s.WriteOpenMetrics(t.Context(), &full))
+	keep := false
+	for line := range strings.Lines(full.String()) {
+		if strings.HasPrefix(line, "# HELP ") {
+			name := strings.Fields(line)[2]
+			keep = strings.HasPrefix(name, "DCGM_FI_DEV_NVLINK") || strings.HasPrefix(name, "DCGM_FI_PROF_PIPE_TENSOR") || name == "kube_pod_info"
+		}
+		if _, _, ts, ok := sampleLine(strings.TrimSuffix(line, "\n")); keep && (!ok || ts < float64(s.Config().Start.Add(time.Minute).Unix())) {
+			out.WriteString(line)
+		}
+	}
+	out.WriteString("# EOF\n")
+	return out.Bytes()
+}
+
+// FuzzDiagnoseInput feeds arbitrary bytes to vigil diagnose --input: never
+// a panic, exit 0 with one JSON object, or exit 2 with one line.
+//
+//	go test ./cmd/vigil -run '^$' -fuzz FuzzDiagnoseInput -fuzztime 1m
+func FuzzDiagnoseInput(f *testing.F) {
+	f.Add(tinyDump(f))
+	f.Add([]byte("foo_bar{x=\"1\"} 1 1700000000000\n"))
+	f.Add([]byte("# TYPE DCGM_FI_DEV_GPU_TEMP gauge\nDCGM_FI_DEV_GPU_TEMP{gpu=\"0\",Hostname=\"n1\"} 40 1700000000\nDCGM_FI_DEV_GPU_TEMP{gpu=\"0\",Hostname=\"n1\"} NaN 1700000030\n# EOF\n"))
+	f.Add([]byte("DCGM_FI_DEV_XID_ERRORS{gpu=\"1\",instance=\"10.0.0.1:9400\"} 79\nkube_node_info{node=\"a\",internal_ip=\"10.0.0.1\"} 1\n"))
+	f.Add([]byte("kube_pod_status_reason{namespace=\"a\",pod=\"p\",reason=\"Evicted\"} +Inf 1700000000000\n"))
+	f.Add([]byte{})
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "in.prom")
+		require.NoError(t, os.WriteFile(path, data, 0o644))
+		r := runVigil(t, "", "diagnose", "--input", path, "--window", "10m", "--json")
+		switch r.code {
+		case 0:
+			rep := decodeOne[diagnose.Report](t, r.stdout)
+			for i, c := range rep.Causes {
+				require.Equal(t, i+1, c.Rank)
+				require.False(t, c.Confidence < 0 || c.Confidence > 1, "confidence %v", c.Confidence)
+			}
+		case 2:
+			requireOneLine(t, r, "diagnose")
+		default:
+			t.Fatalf("exit %d: %v\n%s", r.code, r.err, r.stderr)
+		}
+	})
+}
