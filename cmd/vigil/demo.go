@@ -230,7 +230,7 @@ type demoRun struct {
 // onScrape reports progress and diagnoses every demoEvery of simulated
 // time once demoWarmup has passed, printing each change of the headline.
 func (d *demoRun) onScrape(ctx context.Context, sc sim.Scrape) error {
-	if sc.Index%240 == 0 && sc.Index > 0 {
+	if every := max(1, sc.Rounds/5); sc.Index%every == 0 && sc.Index > 0 {
 		fmt.Fprintf(d.e.stderr, "  %s  %3.0f%%  %d rounds streamed (%s wall)\n", sc.At.Format("15:04"),
 			100*float64(sc.Index)/float64(sc.Rounds), sc.Index, time.Since(d.wall).Round(100*time.Millisecond))
 	}

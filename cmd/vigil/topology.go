@@ -131,9 +131,25 @@ func openSource(ctx context.Context, e *env, cmd string, f sourceFlags, at time.
 	if !at.IsZero() {
 		opts.DefaultTime = at
 	}
-	files, err := readFiles(f.inputs, e.stdin, opts)
-	if err != nil {
-		return nil, at, nil, usageError{fmt.Errorf("%s: %w", cmd, err)}
+	var files []*fileimport.File
+	stdinRead := false
+	for _, name := range f.inputs {
+		if name == "-" {
+			if stdinRead {
+				return nil, at, nil, usagef(`%s: "-" (standard input) given twice`, cmd)
+			}
+			stdinRead = true
+		}
+		file, err := readFile(name, e.stdin, opts)
+		switch {
+		case errors.Is(err, fileimport.ErrOTLPNotMetrics):
+			// The request path's traces and logs are not metrics.
+			fmt.Fprintf(e.stderr, "vigil: warning: %s: skipped %s: OTLP traces or logs; %s reads metrics\n", cmd, name, cmd)
+			continue
+		case err != nil:
+			return nil, at, nil, usageError{fmt.Errorf("%s: %w", cmd, err)}
+		}
+		files = append(files, file)
 	}
 	stats := fileimport.Sum(files)
 	if stats.Samples == 0 {

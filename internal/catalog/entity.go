@@ -165,17 +165,26 @@ var exporterSelf = map[Vocabulary][]string{
 // dropExporterSelf removes pod attribution that names the exporter itself.
 func (r *Resolution) dropExporterSelf() {
 	subs := exporterSelf[r.Vocabulary]
-	for _, k := range []string{KeyPod, KeyContainer} {
+	self := func(k string) bool {
 		val := r.Entity[k]
 		for _, sub := range subs {
 			if val != "" && strings.Contains(val, sub) {
-				r.note(k + " " + val + " is the exporter itself (a scrape target label), not the workload: dropped")
-				delete(r.Entity, KeyPod)
-				delete(r.Entity, KeyNamespace)
-				delete(r.Entity, KeyContainer)
-				return
+				return true
 			}
 		}
+		return false
+	}
+	switch {
+	case self(KeyPod):
+		r.note("pod " + r.Entity[KeyPod] + " is the exporter itself (a scrape target label), not the workload: dropped")
+		delete(r.Entity, KeyPod)
+		delete(r.Entity, KeyNamespace)
+		delete(r.Entity, KeyContainer)
+	case self(KeyContainer):
+		// The pod came from exported_pod (the workload's) while the
+		// container fell back to the target's own: drop the container only.
+		r.note("container " + r.Entity[KeyContainer] + " is the exporter itself (a scrape target label), not the workload: dropped")
+		delete(r.Entity, KeyContainer)
 	}
 }
 

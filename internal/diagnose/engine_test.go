@@ -143,9 +143,6 @@ func TestDiagnoseFaults(t *testing.T) {
 	}{{1, newLabels}, {2, oldLabels}} {
 		for _, kind := range faultKinds {
 			t.Run(fmt.Sprintf("%s/seed=%d", kind, tc.seed), func(t *testing.T) {
-				if kind == "pod_evicted" && tc.labels.KSM == sim.KSMExported {
-					t.Skip("BUG: catalog.Resolve drops exported_pod/exported_namespace when kube-state-metrics' own container label is the fallback (internal/catalog/entity.go dropExporterSelf)")
-				}
 				run := simulateConfig(t, kind, sim.Config{Seed: tc.seed, Duration: simDuration, Labels: tc.labels})
 				require.Len(t, run.truth, 1)
 				truth := run.truth[0]

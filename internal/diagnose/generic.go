@@ -52,8 +52,11 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 	}
 	type score struct {
 		entity, series string
-		z              float64
-		first          int
+		// z is the largest two-step deviation after the onset (what ranks);
+		// held is the third quartile of the deviation from the onset on
+		// (how much of it lasted: what the confidence reads).
+		z, held float64
+		first   int
 	}
 	best := map[string]score{}
 	for _, s := range series {
@@ -61,9 +64,10 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 		if detect.Valid(pre) < 3 {
 			continue
 		}
-		z, first := persistentMax(s.v, onset, genericBaseline(pre))
+		base := genericBaseline(pre)
+		z, first := persistentMax(s.v, onset, base)
 		if cur, ok := best[s.entity]; !ok || z > cur.z {
-			best[s.entity] = score{s.entity, s.name, z, first}
+			best[s.entity] = score{s.entity, s.name, z, heldDeviation(s.v, onset, base), first}
 		}
 	}
 	scores := make([]score, 0, len(best))
@@ -84,7 +88,9 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 		if s.z <= 0 {
 			continue
 		}
-		conf := s.z / (s.z + 8)
+		// A change that lasted is a fault; one that went back (a restart,
+		// a spike) is not sure to be.
+		conf := s.held / (s.held + 8)
 		if i == 0 && len(scores) > 1 && scores[1].z >= 0.8*s.z {
 			conf *= 0.8 // two entities as deviant: ambiguous
 		}
@@ -130,6 +136,19 @@ func shortName(lset labels.Labels, label string) string {
 		return name
 	}
 	return name + "{" + strings.Join(parts, ", ") + "}"
+}
+
+// heldDeviation is the third quartile of |z| from the onset to the end: a
+// change that lasted (or keeps growing, as a leak does) holds it high; a
+// blip or a restart that recovered does not.
+func heldDeviation(v []float64, onset int, b detect.Baseline) float64 {
+	zs := make([]float64, 0, len(v)-onset)
+	for _, x := range v[onset:] {
+		if z := math.Abs(b.Z(x)); !math.IsNaN(z) {
+			zs = append(zs, z)
+		}
+	}
+	return detect.Quantile(zs, 0.75)
 }
 
 // persistentMax returns the largest |z| after onset that holds for two

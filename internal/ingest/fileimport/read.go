@@ -108,6 +108,18 @@ func Read(name string, r io.Reader, opts Options) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sig := otlpSignal(data); sig != "" {
+		// OTLP JSON (the Collector's file exporter): metrics are translated
+		// as Prometheus's OTLP endpoint does; traces and logs are not
+		// metrics.
+		if sig != otlpMetrics {
+			return nil, fmt.Errorf("%s: %w (%s)", name, ErrOTLPNotMetrics, sig)
+		}
+		if data, _, err = otlpToOpenMetrics(name, data); err != nil {
+			return nil, err
+		}
+		opts.Format = FormatOpenMetrics
+	}
 	f := &File{Name: name, Format: opts.Format, data: data, defaultTime: opts.DefaultTime.UnixMilli()}
 	if f.Format == FormatAuto {
 		f.Format = detect(data)
