@@ -402,3 +402,27 @@ func FuzzDiagnoseInput(f *testing.F) {
 		}
 	})
 }
+
+// TestDiagnoseOTLPInput: the request path's OTLP traces and logs given as
+// --input are skipped with a warning; the metrics still diagnose.
+func TestDiagnoseOTLPInput(t *testing.T) {
+	dir := t.TempDir()
+	d := writeDump(t, dir, "nvlink_degraded", smallCluster(1))
+	sc, err := sim.ParseScenario("nvlink_degraded")
+	require.NoError(t, err)
+	s, err := sim.New(smallCluster(1), sc)
+	require.NoError(t, err)
+	traces, logs := filepath.Join(dir, "traces.otlp.json"), filepath.Join(dir, "logs.otlp.json")
+	tf, err := os.Create(traces)
+	require.NoError(t, err)
+	lf, err := os.Create(logs)
+	require.NoError(t, err)
+	require.NoError(t, s.WriteRequestPath(tf, lf))
+	require.NoError(t, tf.Close())
+	require.NoError(t, lf.Close())
+
+	rep, r := diagnoseJSON(t, "--input", d.path, "--input", traces, "--input", logs)
+	requireNames(t, rep, d.truth[0])
+	require.Contains(t, r.stderr, "skipped "+traces+": OTLP traces or logs")
+	require.Contains(t, r.stderr, "skipped "+logs+": OTLP traces or logs")
+}
