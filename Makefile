@@ -60,9 +60,13 @@ fuzz:
 #   test/ingestbench  remote-write throughput (vs Prometheus, VictoriaMetrics)
 #                     and RSS per active series at 100k and 1M (vs Prometheus)
 #   test/promcompat   query latency over the PromQL compatibility battery
-# They take about half an hour on 2 cores.
+#   test/diagnosebench  diagnosis wall time and peak RSS from 16 to 1,000 nodes
+#                     and over 15m to 3h windows, and the import of the dump;
+#                     its 1,000-node case (2 min to simulate) runs on its own
+# They take about 45 minutes on 2 cores.
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 90m ./...
+	VIGIL_DIAGNOSEBENCH_LARGE=1 $(GO) test -run '^$$' -bench 'DiagnoseNodes/nodes=1000$$' -benchtime 1x -timeout 30m ./test/diagnosebench
 
 clean:
 	rm -rf bin
