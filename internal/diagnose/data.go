@@ -295,12 +295,13 @@ func (v *view) rows(s spec, raw []rawSeries) []*row {
 			}
 		}
 		if s.mode == asIncrease {
-			vals = increases(vals)
+			increasesInPlace(vals)
 		}
 		k := entityKey(ent) + "|" + entityKey(Entity(extra))
 		dst := byKey[k]
 		if dst == nil {
-			byKey[k] = &row{ent: ent, extra: extra, v: slices.Clone(vals)}
+			// raw is this call's own: its values become the row.
+			byKey[k] = &row{ent: ent, extra: extra, v: vals}
 			order = append(order, k)
 			continue
 		}
@@ -360,6 +361,20 @@ func increases(vals []float64) []float64 {
 		prev = x
 	}
 	return out
+}
+
+// increasesInPlace is increases writing over vals.
+func increasesInPlace(vals []float64) {
+	prev := math.NaN()
+	for i, x := range vals {
+		switch {
+		case math.IsNaN(x) || math.IsNaN(prev):
+			vals[i] = math.NaN()
+		case x >= prev:
+			vals[i] = x - prev
+		}
+		prev = x
+	}
 }
 
 func combine(dst, src []float64, mode readMode) {
@@ -505,6 +520,7 @@ var reads = []struct {
 	{"k8s.pod_status_reason", []string{"reason"}},
 	{"infer.queue_depth", nil}, {"infer.request_success", nil}, {"infer.kv_cache_usage", nil}, {"infer.preemptions", nil},
 	{"infer.ttft", []string{"le"}}, {"infer.e2e_latency", []string{"le"}},
+	{"infer.request_success", []string{"finished_reason"}}, {"k8s.deployment_generation", nil},
 }
 
 // specs returns the specs of every read the store can answer.

@@ -104,6 +104,9 @@ func (an *analysis) inferenceSymptoms(ctx context.Context, d *deployment) error 
 				maxOf(d.queue[e.start:e.end+1]), ref.Median))
 		}
 	}
+	if err := an.errorRate(ctx, d, rec); err != nil {
+		return err
+	}
 	for _, l := range []struct{ signal, kind, what string }{
 		{"infer.ttft", SymptomTTFTHigh, "time to first token"},
 		{"infer.e2e_latency", SymptomInferenceLatencyHigh, "request latency"},
@@ -126,6 +129,45 @@ func (an *analysis) inferenceSymptoms(ctx context.Context, d *deployment) error 
 				maxOf(p95[e.start:e.end+1]), ref.Median))
 		}
 	}
+	return nil
+}
+
+// Error rate: the share of requests that end in error (vLLM's
+// finished_reason "abort") over latencyWindow steps, at least errorShare
+// and three times its earlier level, for slowRun steps.
+const errorShare = 0.05
+
+// errorRate finds requests ending in error on the deployment.
+func (an *analysis) errorRate(ctx context.Context, d *deployment, rec func(string, episode, string) int) error {
+	t, err := an.v.sig(ctx, "infer.request_success", "finished_reason")
+	if err != nil {
+		return err
+	}
+	rows := d.podRows(t)
+	all, bad := nanSeries(an.v.n), nanSeries(an.v.n)
+	for _, r := range rows {
+		addInto(all, r.v)
+		if r.extra["finished_reason"] == "abort" {
+			addInto(bad, r.v)
+		}
+	}
+	share := nanSeries(an.v.n)
+	for i := range share {
+		if tot := sumOver(all, i-latencyWindow+1, i); tot > 0 {
+			share[i] = sumOver(bad, i-latencyWindow+1, i) / tot
+		}
+	}
+	ref := reference(share, detect.Floor{Rel: 0.1, Abs: 0.005})
+	if ref.N == 0 {
+		return nil
+	}
+	es := episodes(an.v.n, func(i int) bool { return share[i] >= errorShare && share[i] >= 3*ref.Median }, slowRun)
+	if len(es) == 0 {
+		return nil
+	}
+	e := es[0]
+	rec(SymptomErrorRateHigh, e, fmt.Sprintf("%s/%s: %.0f%% of requests aborted (earlier %.1f%%)", d.ns, d.name,
+		100*maxOf(share[e.start:e.end+1]), 100*ref.Median))
 	return nil
 }
 
