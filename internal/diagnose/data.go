@@ -43,6 +43,36 @@ type view struct {
 	mu    sync.Mutex
 	cache map[string]*table
 	warn  []string
+	// resolved caches catalog resolutions by vocabulary and labels without
+	// the metric name: a GPU's thirty dcgm-exporter metrics share them.
+	resolved map[resolveKey]catalog.Resolution
+}
+
+// resolveKey names a label set of a vocabulary, metric name aside, by its
+// 64-bit hash (a collision among a million series is about 1e-8 likely).
+type resolveKey struct {
+	voc  catalog.Vocabulary
+	hash uint64
+}
+
+// resolve is catalog.Resolve, cached per label set.
+func (v *view) resolve(voc catalog.Vocabulary, lset labels.Labels) catalog.Resolution {
+	rest := lset.DropReserved(func(n string) bool { return n == model.MetricNameLabel })
+	k := resolveKey{voc: voc, hash: rest.Hash()}
+	v.mu.Lock()
+	if v.resolved == nil {
+		v.resolved = map[resolveKey]catalog.Resolution{}
+	}
+	res, ok := v.resolved[k]
+	v.mu.Unlock()
+	if ok {
+		return res
+	}
+	res = v.e.opts.Catalog.Resolve(voc, lset)
+	v.mu.Lock()
+	v.resolved[k] = res
+	v.mu.Unlock()
+	return res
 }
 
 // table is one metric as the engine reads it: a row per entity (and per
@@ -256,7 +286,7 @@ func (v *view) rows(s spec, raw []rawSeries) []*row {
 		if !matches(r.lset, s.where) {
 			continue
 		}
-		res := cat.Resolve(voc, r.lset)
+		res := v.resolve(voc, r.lset)
 		ent := Entity{}
 		for _, k := range keys {
 			if k == catalog.KeyUUID {
