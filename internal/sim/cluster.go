@@ -85,6 +85,9 @@ type pod struct {
 	// of the training job.
 	rep      *replica
 	training bool
+	// image, if set, is the container's image instead of its workload's
+	// (a rollout's new version).
+	image string
 }
 
 // podState is what kube-state-metrics reports of a pod over time.

@@ -32,7 +32,10 @@
 //     up for every target.
 //   - The request path (OTLP traces and logs) through internal/sim/reqpath,
 //     given the same deployment, pods, nodes, tenants, traffic and fault
-//     onsets (Simulator.RequestPath, Simulator.WriteRequestPath).
+//     onsets (Simulator.RequestPath, Simulator.WriteRequestPath); a
+//     bad_rollout is the same rolling update of the vLLM deployment in
+//     both (new ReplicaSet, pods, version and takeover times), while
+//     dependency_slow and tenant_failure show only in the request path.
 //
 // What the model gets right, because diagnosis depends on it: the training
 // job is synchronous (the slowest rank sets every rank's pace, and a rank's

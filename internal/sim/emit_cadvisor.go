@@ -38,7 +38,11 @@ func specOf(p *pod, l Labels) containerSpec {
 		// Training pods request memory and CPU but set no limits.
 		return containerSpec{image: "nvcr.io/nvidia/pytorch:24.09-py3"}
 	case p.namespace == InferenceNamespace:
-		return containerSpec{image: "docker.io/vllm/vllm-openai:" + vllmVersion(l), memLimit: p.memRequest, cpuLimit: p.cpuRequest, guaranteed: true}
+		image := "docker.io/vllm/vllm-openai:" + vllmVersion(l)
+		if p.image != "" {
+			image = p.image
+		}
+		return containerSpec{image: image, memLimit: p.memRequest, cpuLimit: p.cpuRequest, guaranteed: true}
 	}
 	return containerSpec{image: "quay.io/jupyter/pytorch-notebook:cuda12-2024-10-07", memLimit: 2 * p.memRequest, cpuLimit: 2 * p.cpuRequest}
 }

@@ -34,6 +34,11 @@ type kubeStateMetrics struct {
 	nodes map[*node]*ksmNode
 	pods  map[*pod]*ksmPod
 	rsets []ksmWorkload
+	// reg, metaGen and newRS serve a rollout: the Deployment's
+	// metadata.generation and the new ReplicaSet's owner, made when
+	// first scraped.
+	reg            *registry
+	metaGen, newRS *series
 }
 
 type ksmFamilies struct {
@@ -68,7 +73,7 @@ type ksmWorkload struct {
 
 func newKubeStateMetrics(reg *registry, c *cluster) *kubeStateMetrics {
 	g := func(name, help string) *family { return reg.family(name, typeGauge, help) }
-	k := &kubeStateMetrics{c: c, nodes: map[*node]*ksmNode{}, pods: map[*pod]*ksmPod{}}
+	k := &kubeStateMetrics{c: c, nodes: map[*node]*ksmNode{}, pods: map[*pod]*ksmPod{}, reg: reg}
 	k.f = ksmFamilies{
 		nodeInfo:    g("kube_node_info", "Information about a cluster node."),
 		nodeCond:    g("kube_node_status_condition", "The condition of a cluster node."),
@@ -252,6 +257,29 @@ func (k *kubeStateMetrics) scrape(o *scrapeOut) {
 		o.add(w.available, float64(avail))
 		o.add(w.generation, k.c.serve.generation)
 	}
+	if k.c.serve.rollout != nil {
+		k.scrapeRollout(o)
+	}
+}
+
+// scrapeRollout emits what only a run with a rollout has: the
+// Deployment's metadata.generation (a step ahead of the observed one when
+// its spec changes) and, from the change, the new ReplicaSet.
+func (k *kubeStateMetrics) scrapeRollout(o *scrapeOut) {
+	s := k.c.serve
+	if k.metaGen == nil {
+		f := k.reg.family("kube_deployment_metadata_generation", typeGauge, "Sequence number representing a specific generation of the desired state.")
+		k.metaGen = k.newSeries(f, "kube_deployment_metadata_generation", "namespace", InferenceNamespace, "deployment", s.name, "instance", ksmInstance, "job", jobKSM)
+	}
+	o.add(k.metaGen, s.specGeneration)
+	if s.specGeneration == s.generation && k.newRS == nil {
+		return
+	}
+	if k.newRS == nil {
+		k.newRS = k.newSeries(k.f.rsOwner, "kube_replicaset_owner", "namespace", InferenceNamespace, "replicaset", s.rollout.rs,
+			"owner_kind", "Deployment", "owner_name", s.name, "owner_is_controller", "true", "instance", ksmInstance, "job", jobKSM)
+	}
+	o.add(k.newRS, 1)
 }
 
 func (k *kubeStateMetrics) scrapePod(o *scrapeOut, p *pod) {

@@ -56,7 +56,7 @@ func kindTable() map[string]kindDef {
 		"input_pipeline_slow":          {v(), buildInputPipeline},
 		"dependency_slow":              {v(), buildRequestPath},
 		"tenant_failure":               {v(), buildRequestPath},
-		"bad_rollout":                  {v(), buildRequestPath},
+		"bad_rollout":                  {v(), buildBadRollout},
 	}
 }
 

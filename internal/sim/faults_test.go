@@ -106,7 +106,9 @@ func quietSeed(t *testing.T, name string) uint64 {
 
 // longer are the scenarios whose signature takes longer than faultRun to
 // play out: the job hangs until the NCCL watchdog, then restarts.
-var longer = map[string]time.Duration{"node_down/reboot": 22 * time.Minute}
+var longer = map[string]time.Duration{"node_down/reboot": 22 * time.Minute,
+	// A rollout's last replica serves minutes after the onset.
+	"bad_rollout": faultAfter + 10*time.Minute, "bad_rollout/subtle": faultAfter + 10*time.Minute}
 
 const ttftP95 = `histogram_quantile(0.95, sum by (le) (rate(vllm:time_to_first_token_seconds_bucket[2m])))`
 
@@ -631,8 +633,8 @@ func servingChecks() map[string]func(t *testing.T, r *run, f Fault) {
 		"dependency_slow/subtle": checkRequestPath("service"),
 		"tenant_failure":         checkRequestPath("tenant"),
 		"tenant_failure/subtle":  checkRequestPath("tenant"),
-		"bad_rollout":            checkRequestPath("version"),
-		"bad_rollout/subtle":     checkRequestPath("version"),
+		"bad_rollout":            checkBadRollout,
+		"bad_rollout/subtle":     checkBadRollout,
 	}
 }
 

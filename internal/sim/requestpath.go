@@ -69,10 +69,31 @@ func (s *Simulator) RequestPath() reqpath.Config {
 			// One replica of the deployment preempts.
 			rf.Entity = map[string]string{"service": c.serve.name}
 			rf.Severity /= float64(len(c.serve.replicas))
+		case reqpath.KindBadRollout:
+			rf = s.requestPathRollout(c, f, rf)
 		}
 		rc.Faults = append(rc.Faults, rf)
 	}
 	return rc
+}
+
+// requestPathRollout is the request path's side of the run's bad rollout
+// of the vLLM deployment: the same new pods taking over at the same times,
+// the same version, as much slower and as many more failed requests as
+// the metrics show (at least reqpath's smallest failure probability).
+func (s *Simulator) requestPathRollout(c *cluster, f Fault, rf reqpath.Fault) reqpath.Fault {
+	plan := planRollout(s.cfg, c)
+	eff := rolloutEffectOf(s.cfg, f.Variant)
+	rf.Entity = map[string]string{"service": c.serve.name, "namespace": InferenceNamespace, "version": plan.version}
+	rf.Severity = max(eff.aborts, 0.001)
+	rf.PrefillFactor, rf.DecodeFactor = eff.ttft, eff.itl
+	for i, st := range plan.steps {
+		rf.Rollout = append(rf.Rollout, reqpath.RolloutPod{
+			Pod: reqpath.Pod{Name: st.name, Node: c.serve.replicas[i].pod.node.name},
+			At:  f.Onset.Add(st.ready),
+		})
+	}
+	return rf
 }
 
 // WriteRequestPath writes the run's request path as OTLP JSON, one export
@@ -102,8 +123,6 @@ func buildRequestPath(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 		sev = 1 - 1/sev
 	case reqpath.KindTenantFailure:
 		summary = "requests of " + done.Entity["tenant"] + " fail in the vector DB"
-	case reqpath.KindBadRollout:
-		summary = "version " + done.Entity["version"] + " of " + done.Entity["service"] + " rolls out and fails more requests"
 	}
 	return &activeFault{truth: Fault{Entity: done.Entity, Severity: sev, Summary: summary + " (request path only)"},
 		apply: func(*world, time.Duration) {}}, nil

@@ -26,9 +26,13 @@ var finishReasons = [...]struct {
 // serving is the vLLM deployment.
 type serving struct {
 	name, rs, model string
-	generation      float64
-	replicas        []*replica
-	rng             *rng
+	// generation is the Deployment's observed generation; specGeneration
+	// its metadata.generation, emitted where a rollout is planned.
+	generation, specGeneration float64
+	// rollout is the bad rollout of the run, if any.
+	rollout  *rolloutPlan
+	replicas []*replica
+	rng      *rng
 	// trafficMul multiplies the offered load this tick (1 healthy).
 	trafficMul float64
 	// rate is the deployment's offered request rate this tick.
@@ -55,6 +59,10 @@ type replica struct {
 	// promptMul and genMul scale the requests' prompt and output lengths
 	// (1 healthy; model_drift moves them).
 	promptMul, genMul float64
+	// ttftMul and itlMul multiply its time to first token and inter-token
+	// latency, abortExtra is the added share of aborted requests (1, 1
+	// and 0 healthy; a bad rollout's new version moves them).
+	ttftMul, itlMul, abortExtra float64
 }
 
 func (c *cluster) newServing(r *rng) *serving {
@@ -160,11 +168,11 @@ func (r *replica) step(rate, dt float64) {
 	r.waiting = backlog - served
 	r.load = clamp(served/(replicaCapacity*dt), 0, 1)
 	pl, gl := promptLen*r.promptMul, genLen*r.genMul
-	itl := baseITL * (1 + 0.7*r.load) / speed
+	itl := baseITL * (1 + 0.7*r.load) / speed * r.itlMul
 	queueWait := r.waiting / math.Max(mu, 0.01)
 	// Prompt lengths vary from one tick's requests to the next; prefill
 	// grows with them.
-	ttft := basePrefill*(pl/promptLen)*(1+2*r.load*r.load)*(1+gauss(r.rng, 0.05))/speed + queueWait
+	ttft := basePrefill*(pl/promptLen)*(1+2*r.load*r.load)*(1+gauss(r.rng, 0.05))/speed*r.ttftMul + queueWait
 	e2e := ttft + gl*itl
 	r.running = math.Min(maxNumSeqs, math.Round(served/dt*e2e))
 	r.kv = clamp(r.running*(pl+gl/2)/kvCapacity*(1+gauss(r.rng, 0.03))+kvBase, 0, 1)
@@ -184,7 +192,11 @@ func (r *replica) step(rate, dt float64) {
 	r.prefixHits += math.Round(prompt * (0.35 + gauss(r.rng, 0.02)))
 	left := served
 	for i, f := range finishReasons[:len(finishReasons)-1] {
-		n := math.Min(left, math.Round(served*f.share+gauss(r.rng, 0.5)))
+		share := f.share
+		if r.abortExtra > 0 {
+			share *= 1 - r.abortExtra
+		}
+		n := math.Min(left, math.Round(served*share+gauss(r.rng, 0.5)))
 		n = math.Max(n, 0)
 		r.success[i] += n
 		left -= n

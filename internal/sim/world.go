@@ -125,6 +125,7 @@ func (w *world) resetConds() {
 	w.notebook.idle, w.notebook.poll = false, false
 	for _, r := range w.c.serve.replicas {
 		r.capacity, r.kvExtra, r.promptMul, r.genMul = 1, 0, 1, 1
+		r.ttftMul, r.itlMul, r.abortExtra = 1, 1, 0
 	}
 }
 

@@ -63,6 +63,21 @@ type Fault struct {
 	// documents; 0 takes the default for Kind and Variant (see
 	// [DefaultSeverity]).
 	Severity float64
+	// Rollout, for a bad_rollout, are the new version's pods: Rollout[i]
+	// replaces the deployment's Pods[i] from Rollout[i].At. Empty: names
+	// are drawn and one pod is replaced every 40 s from the onset.
+	Rollout []RolloutPod
+	// PrefillFactor and DecodeFactor, for a bad_rollout, multiply the new
+	// version's prefill time and time per output token; 0 takes
+	// 1+2×Severity.
+	PrefillFactor, DecodeFactor float64
+}
+
+// RolloutPod is one pod of a bad_rollout's new version.
+type RolloutPod struct {
+	Pod
+	// At is when it takes over from the pod it replaces.
+	At time.Time
 }
 
 // DefaultSeverity is the Severity a fault of kind and variant gets when it
@@ -187,6 +202,14 @@ func (c Config) validateFault(f Fault) error {
 		}
 		if s <= 0 || s > 1 {
 			return fmt.Errorf("severity %g (a failure probability) is outside (0, 1]", s)
+		}
+		if d, _ := c.deployment(svc); len(f.Rollout) > 0 && len(f.Rollout) != len(d.Pods) {
+			return fmt.Errorf("rollout names %d pods for the %d of %q", len(f.Rollout), len(d.Pods), svc)
+		}
+		for _, x := range []float64{f.PrefillFactor, f.DecodeFactor} {
+			if x < 0 || x > 100 || math.IsNaN(x) {
+				return fmt.Errorf("latency factor %g is outside [0, 100]", x)
+			}
 		}
 	case KindInferenceCapacitySaturated:
 		if !isModel {

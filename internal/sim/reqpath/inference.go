@@ -55,12 +55,13 @@ func (s *sim) infer(m *modelService, isNew bool, t time.Time, in, out int) infer
 		// give up and the line stabilises.
 		qmean = scale(slotTime, 19) + min(25*time.Second, scale(f.saturatedSince(m.Name, t), max(0, 1-1/rho)))
 	}
-	lat, fail := m.rolloutFactors(isNew)
+	_, fail := m.rolloutFactors(isNew)
+	prefillLat, decodeLat := m.rolloutSlowdown(isNew)
 	var inf inference
 	inf.queue = scale(qmean, s.r.ExpFloat64())
-	tpot := scale(m.model.TimePerOutputToken, lat*(1+0.6*max(0, rho-healthyLoad)))
+	tpot := scale(m.model.TimePerOutputToken, decodeLat*(1+0.6*max(0, rho-healthyLoad)))
 	tpot = s.logn(tpot, 0.12)
-	inf.prefill = s.logn(scale(m.model.TimePerOutputToken, lat*float64(in)/300), 0.2)
+	inf.prefill = s.logn(scale(m.model.TimePerOutputToken, prefillLat*float64(in)/300), 0.2)
 	inf.ttft = inf.queue + inf.prefill + 8*time.Millisecond
 	inf.decode = time.Duration(out) * tpot
 	preempt, before, n := s.r.Float64(), s.r.Float64() < 0.5, 1+s.r.IntN(3)

@@ -40,6 +40,12 @@ func (g *Generator) newService(r *rand.Rand, d Deployment, lang string, n int) *
 		return s
 	}
 	s.rollout, s.hasRollout = f, true
+	if len(f.Rollout) == len(d.Pods) {
+		for i, np := range f.Rollout {
+			s.newPods = append(s.newPods, pod{res: newResInfo(g.cfg, d, f.Entity["version"], np.Pod, lang), ip: fmt.Sprintf("10.42.%d.%d", n+1, 100+i)})
+		}
+		return s
+	}
 	hash := k8sName(r, 9)
 	for i, p := range d.Pods {
 		np := p
@@ -66,6 +72,12 @@ func k8sName(r *rand.Rand, n int) string {
 // runs the version a bad_rollout brought.
 func (s *service) pick(r *rand.Rand, t time.Time) (pod, bool) {
 	i := r.IntN(len(s.pods))
+	if s.hasRollout && len(s.rollout.Rollout) == len(s.pods) {
+		if !t.Before(s.rollout.Rollout[i].At) {
+			return s.newPods[i], true
+		}
+		return s.pods[i], false
+	}
 	if s.hasRollout && !t.Before(s.rollout.Onset) {
 		up := 1 + int(t.Sub(s.rollout.Onset)/rolloutStep)
 		if i < up {
@@ -82,4 +94,18 @@ func (s *service) rolloutFactors(isNew bool) (latency, failure float64) {
 		return 1, 0
 	}
 	return 1 + 2*s.rollout.Severity, s.rollout.Severity
+}
+
+// rolloutSlowdown multiplies the prefill time and the time per output
+// token of a request served by the new version (1 and 1 otherwise).
+func (s *service) rolloutSlowdown(isNew bool) (prefill, decode float64) {
+	lat, _ := s.rolloutFactors(isNew)
+	prefill, decode = lat, lat
+	if isNew && s.rollout.PrefillFactor > 0 {
+		prefill = s.rollout.PrefillFactor
+	}
+	if isNew && s.rollout.DecodeFactor > 0 {
+		decode = s.rollout.DecodeFactor
+	}
+	return prefill, decode
 }
