@@ -128,7 +128,7 @@ func (c *Catalog) Resolve(v Vocabulary, lset labels.Labels) Resolution {
 			break
 		}
 	}
-	r.dropExporterSelf()
+	r.dropExporterSelf(lset)
 	r.check()
 	return r
 }
@@ -163,7 +163,7 @@ var exporterSelf = map[Vocabulary][]string{
 }
 
 // dropExporterSelf removes pod attribution that names the exporter itself.
-func (r *Resolution) dropExporterSelf() {
+func (r *Resolution) dropExporterSelf(lset labels.Labels) {
 	subs := exporterSelf[r.Vocabulary]
 	self := func(k string) bool {
 		val := r.Entity[k]
@@ -178,8 +178,12 @@ func (r *Resolution) dropExporterSelf() {
 	case self(KeyPod):
 		r.note("pod " + r.Entity[KeyPod] + " is the exporter itself (a scrape target label), not the workload: dropped")
 		delete(r.Entity, KeyPod)
-		delete(r.Entity, KeyNamespace)
 		delete(r.Entity, KeyContainer)
+		if lset.Get("exported_namespace") == "" {
+			// The namespace is the exporter's too, unless the series kept
+			// its own as exported_namespace (a Deployment's, a node's).
+			delete(r.Entity, KeyNamespace)
+		}
 	case self(KeyContainer):
 		// The pod came from exported_pod (the workload's) while the
 		// container fell back to the target's own: drop the container only.

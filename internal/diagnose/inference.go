@@ -35,6 +35,9 @@ type deployment struct {
 	qSym  int
 	// load is the completed requests per step.
 	load []float64
+	// models are the models it serves: a rollout replaces its pods, and
+	// the replaced pods' series are still its own.
+	models []string
 }
 
 func (d *deployment) workload() string { return d.ns + "/" + d.name }
@@ -45,7 +48,7 @@ func (an *analysis) findDeployments(ctx context.Context) error {
 		if w.Role != topology.RoleInference {
 			continue
 		}
-		d := &deployment{ns: w.Namespace, name: w.Name, nodes: slices.Clone(w.Nodes), qSym: -1}
+		d := &deployment{ns: w.Namespace, name: w.Name, nodes: slices.Clone(w.Nodes), qSym: -1, models: slices.Clone(w.Models)}
 		for _, p := range w.Pods {
 			d.pods = append(d.pods, podKey(w.Namespace, p))
 		}
@@ -57,11 +60,15 @@ func (an *analysis) findDeployments(ctx context.Context) error {
 	return nil
 }
 
-// podRows returns the rows of a table on the deployment's pods.
+// podRows returns the rows of a table on the deployment's pods: those it
+// has now, and those of the window that served its models in its namespace
+// (pods a rollout or an eviction replaced).
 func (d *deployment) podRows(t *table) []*row {
 	var out []*row
 	for _, r := range t.rows {
-		if contains(d.pods, podKey(r.ent[catalog.KeyNamespace], r.ent[catalog.KeyPod])) {
+		ns := r.ent[catalog.KeyNamespace]
+		if contains(d.pods, podKey(ns, r.ent[catalog.KeyPod])) ||
+			ns == d.ns && r.ent[catalog.KeyModel] != "" && contains(d.models, r.ent[catalog.KeyModel]) {
 			out = append(out, r)
 		}
 	}

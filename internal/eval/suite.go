@@ -53,10 +53,8 @@ const DefaultSeeds = 3
 const UnseenSeed = 1_000_000
 
 // laterKinds are the kinds later issues diagnose (the request path and
-// drift): suite later reports them, no other suite runs them. The
-// simulator shows bad_rollout only in the request path (its metrics are a
-// healthy cluster's), so it waits for the request path too.
-var laterKinds = []string{"bad_rollout", "dependency_slow", "tenant_failure", "model_drift"}
+// drift): suite later reports them, no other suite runs them.
+var laterKinds = []string{"dependency_slow", "tenant_failure", "model_drift"}
 
 // Suites lists the suite names, in the order `vigil eval --help` gives.
 func Suites() []string {
@@ -73,7 +71,7 @@ func Suites() []string {
 //   - subtle: the subtle variants of the in-scope kinds;
 //   - unseen: main's scenarios on seeds from UnseenSeed, with fault and
 //     noise sizes drawn from the seed in [0.5, 1.5];
-//   - later: bad_rollout, dependency_slow, tenant_failure and model_drift, reported but
+//   - later: dependency_slow, tenant_failure and model_drift, reported but
 //     not barred;
 //   - all: main, subtle, unseen and later, each its own table.
 //

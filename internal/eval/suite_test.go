@@ -70,8 +70,8 @@ func TestSuites(t *testing.T) {
 
 	later, err := Suite(SuiteLater, 1)
 	require.NoError(t, err)
-	require.Equal(t, []string{"bad_rollout", "dependency_slow", "tenant_failure", "model_drift"},
-		[]string{later[0].Scenario, later[1].Scenario, later[2].Scenario, later[3].Scenario})
+	require.Equal(t, []string{"dependency_slow", "tenant_failure", "model_drift"},
+		[]string{later[0].Scenario, later[1].Scenario, later[2].Scenario})
 
 	generic, err := Suite(SuiteGeneric, 1)
 	require.NoError(t, err)
