@@ -103,24 +103,12 @@ func runDemo(ctx context.Context, e *env, f demoFlags, name string) error {
 	if err != nil {
 		return usagef("demo: %v", err)
 	}
-	var ln net.Listener
-	if f.serve {
-		if ln, err = net.Listen("tcp", f.listen); err != nil {
-			return fmt.Errorf("demo: listen on %s: %w", f.listen, err)
-		}
-	}
-	dir, err := os.MkdirTemp("", "vigil-demo-")
+	ds, err := openDemo(e, f, s.Config().Start)
 	if err != nil {
-		return fmt.Errorf("demo: %w", err)
+		return err
 	}
-	defer os.RemoveAll(dir)
-	clock := sim.NewClock(s.Config().Start)
-	logger := e.loggerAtLeast(slog.LevelWarn)
-	st, err := store.OpenEmbedded(store.DefaultEmbeddedConfig(dir), clock.Now, logger.With("component", "store"), nil)
-	if err != nil {
-		return fmt.Errorf("demo: open the store: %w", err)
-	}
-	defer st.Close()
+	defer ds.close()
+	clock, st, logger, ln, dir := ds.clock, ds.st, ds.logger, ds.ln, ds.dir
 	eng, err := diagnose.New(diagnose.Options{Logger: logger.With("component", "diagnose")})
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
@@ -175,25 +163,13 @@ func runMicroDemo(ctx context.Context, e *env, f demoFlags, name string) error {
 	if err != nil {
 		return usagef("demo: %v", err)
 	}
-	var ln net.Listener
-	if f.serve {
-		if ln, err = net.Listen("tcp", f.listen); err != nil {
-			return fmt.Errorf("demo: listen on %s: %w", f.listen, err)
-		}
-	}
-	dir, err := os.MkdirTemp("", "vigil-demo-")
-	if err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
-	defer os.RemoveAll(dir)
 	c := g.Config()
-	clock := sim.NewClock(c.Start)
-	logger := e.loggerAtLeast(slog.LevelWarn)
-	st, err := store.OpenEmbedded(store.DefaultEmbeddedConfig(dir), clock.Now, logger.With("component", "store"), nil)
+	ds, err := openDemo(e, f, c.Start)
 	if err != nil {
-		return fmt.Errorf("demo: open the store: %w", err)
+		return err
 	}
-	defer st.Close()
+	defer ds.close()
+	clock, st, logger, ln, dir := ds.clock, ds.st, ds.logger, ds.ln, ds.dir
 	fmt.Fprintf(e.stderr, "vigil demo: %s — %s, %d services; simulating %s to %s\n", name, c.App, len(g.Services()),
 		c.Start.Format("15:04"), c.Start.Add(c.Duration).Format("15:04"))
 	wall := time.Now()
@@ -213,6 +189,53 @@ func runMicroDemo(ctx context.Context, e *env, f demoFlags, name string) error {
 		fmt.Fprintf(e.stderr, "  injected at %s: %s\n", t.Onset.Format("15:04:05"), t.Summary)
 	}
 	return demoFinish(ctx, e, f, rep, st, ln, dir, logger)
+}
+
+// demoSetup is what every demo holds: the API's listener (with --serve),
+// and the embedded store in a temporary directory on the simulated clock.
+type demoSetup struct {
+	ln     net.Listener
+	dir    string
+	clock  *sim.Clock
+	st     *store.Embedded
+	logger *slog.Logger
+}
+
+// openDemo listens (with --serve) and opens the store at start.
+func openDemo(e *env, f demoFlags, start time.Time) (_ *demoSetup, err error) {
+	d := &demoSetup{clock: sim.NewClock(start), logger: e.loggerAtLeast(slog.LevelWarn)}
+	defer func() {
+		if err != nil {
+			d.close()
+		}
+	}()
+	if f.serve {
+		if d.ln, err = net.Listen("tcp", f.listen); err != nil {
+			return nil, fmt.Errorf("demo: listen on %s: %w", f.listen, err)
+		}
+	}
+	if d.dir, err = os.MkdirTemp("", "vigil-demo-"); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	d.st, err = store.OpenEmbedded(store.DefaultEmbeddedConfig(d.dir), d.clock.Now, d.logger.With("component", "store"), nil)
+	if err != nil {
+		return nil, fmt.Errorf("demo: open the store: %w", err)
+	}
+	return d, nil
+}
+
+// close releases what openDemo took (the listener only if the API did not
+// serve on it, which closes it itself).
+func (d *demoSetup) close() {
+	if d.st != nil {
+		_ = d.st.Close()
+	}
+	if d.dir != "" {
+		_ = os.RemoveAll(d.dir)
+	}
+	if d.ln != nil {
+		_ = d.ln.Close()
+	}
 }
 
 // demoRun follows a demo as it streams.

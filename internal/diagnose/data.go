@@ -483,6 +483,19 @@ func (v *view) sig(ctx context.Context, name string, keep ...string) (*table, er
 	return v.read(ctx, s)
 }
 
+// sigs reads several signals (no labels kept apart), in order.
+func (v *view) sigs(ctx context.Context, names ...string) ([]*table, error) {
+	out := make([]*table, len(names))
+	for i, n := range names {
+		t, err := v.sig(ctx, n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
 // sigSpec is the spec that reads a signal, false when no source of it is
 // in the store.
 func (v *view) sigSpec(name string, keep ...string) (spec, bool) {

@@ -179,22 +179,11 @@ type gpuThrottle struct {
 
 // throttles reads a throttle family (thermal or power) for every GPU.
 func (an *analysis) throttles(ctx context.Context, violation string, bits uint64) ([]gpuThrottle, error) {
-	vt, err := an.v.sig(ctx, violation)
+	ts, err := an.v.sigs(ctx, violation, "gpu.clock_event_reasons", "gpu.temp", "gpu.slowdown_temp")
 	if err != nil {
 		return nil, err
 	}
-	rt, err := an.v.sig(ctx, "gpu.clock_event_reasons")
-	if err != nil {
-		return nil, err
-	}
-	tt, err := an.v.sig(ctx, "gpu.temp")
-	if err != nil {
-		return nil, err
-	}
-	st, err := an.v.sig(ctx, "gpu.slowdown_temp")
-	if err != nil {
-		return nil, err
-	}
+	vt, rt, tt, st := ts[0], ts[1], ts[2], ts[3]
 	reasons, temps, slow := rt.byEntity(), tt.byEntity(), st.byEntity()
 	stepS := an.v.step.Seconds()
 	var out []gpuThrottle

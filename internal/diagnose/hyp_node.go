@@ -118,14 +118,11 @@ func absDiff(a, b int) int {
 // Ready and node-exporter keeps answering — Vigil is blind to its GPUs; or
 // one GPU's series stop without XID 79 while its work goes on.
 func hypExporterDown(ctx context.Context, an *analysis) ([]*candidate, error) {
-	temp, err := an.v.sig(ctx, "gpu.temp")
+	ts, err := an.v.sigs(ctx, "gpu.temp", "node.load1")
 	if err != nil {
 		return nil, err
 	}
-	load, err := an.v.sig(ctx, "node.load1")
-	if err != nil {
-		return nil, err
-	}
+	temp, load := ts[0], ts[1]
 	gpusGone := an.vanished(temp)
 	nodeGone := an.vanished(load)
 	evs, err := an.xidEvents(ctx)
@@ -297,15 +294,11 @@ func hypNodeMemory(ctx context.Context, an *analysis) ([]*candidate, error) {
 	if err != nil {
 		return nil, err
 	}
-	avail, err := an.v.sig(ctx, "node.memory_available")
+	ts, err := an.v.sigs(ctx, "node.memory_available", "node.memory_total")
 	if err != nil {
 		return nil, err
 	}
-	total, err := an.v.sig(ctx, "node.memory_total")
-	if err != nil {
-		return nil, err
-	}
-	tot := total.byEntity()
+	avail, tot := ts[0], ts[1].byEntity()
 	used := nodeSeries{}
 	for _, r := range avail.rows {
 		node := r.ent[catalog.KeyNode]
