@@ -6,10 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -19,6 +16,8 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/storage/remote/otlptranslator/prometheusremotewrite"
 	"go.opentelemetry.io/collector/pdata/pmetric"
+
+	"github.com/vigil-obs/vigil/internal/openmetrics"
 )
 
 // ErrOTLPNotMetrics is returned for an OTLP JSON file of traces or logs:
@@ -132,6 +131,7 @@ func (a *captureAppender) openMetrics() []byte {
 		return int(x.t - y.t)
 	})
 	var b bytes.Buffer
+	buf := make([]byte, 0, 32)
 	for _, s := range a.samples {
 		b.WriteString(s.lset.Get(model.MetricNameLabel))
 		first := true
@@ -147,37 +147,18 @@ func (a *captureAppender) openMetrics() []byte {
 			}
 			b.WriteString(l.Name)
 			b.WriteString(`="`)
-			b.WriteString(escapeLabelValue(l.Value))
+			b.WriteString(openmetrics.EscapeLabelValue(l.Value))
 			b.WriteByte('"')
 		})
 		if !first {
 			b.WriteByte('}')
 		}
 		b.WriteByte(' ')
-		b.WriteString(formatValue(s.v))
+		b.Write(openmetrics.AppendValue(buf[:0], s.v))
 		b.WriteByte(' ')
-		b.WriteString(strconv.FormatInt(s.t/1000, 10))
-		if ms := s.t % 1000; ms != 0 {
-			fmt.Fprintf(&b, ".%03d", ms)
-		}
+		b.Write(openmetrics.AppendSeconds(buf[:0], s.t))
 		b.WriteByte('\n')
 	}
 	b.WriteString("# EOF\n")
 	return b.Bytes()
-}
-
-var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-
-func escapeLabelValue(v string) string { return labelEscaper.Replace(v) }
-
-func formatValue(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "NaN"
-	case math.IsInf(v, 1):
-		return "+Inf"
-	case math.IsInf(v, -1):
-		return "-Inf"
-	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
 }

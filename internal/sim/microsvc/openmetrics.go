@@ -1,10 +1,10 @@
 package microsvc
 
 import (
+	"github.com/vigil-obs/vigil/internal/openmetrics"
+
 	"bufio"
 	"io"
-	"math"
-	"strconv"
 	"strings"
 )
 
@@ -54,30 +54,7 @@ func writeOpenMetrics(w io.Writer, fams []*family, startMS, stepMS int64) error 
 
 var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 
-// appendValue formats a sample value the way exporters print it: whole
-// numbers without a fraction, others in the shortest form.
-func appendValue(b []byte, v float64) []byte {
-	switch {
-	case math.IsNaN(v):
-		return append(b, "NaN"...)
-	case math.IsInf(v, 1):
-		return append(b, "+Inf"...)
-	case math.IsInf(v, -1):
-		return append(b, "-Inf"...)
-	case v == math.Trunc(v) && math.Abs(v) < 1e15:
-		return strconv.AppendInt(b, int64(v), 10)
-	case math.Abs(v) >= 1e-4 && math.Abs(v) < 1e15:
-		return strconv.AppendFloat(b, v, 'f', -1, 64)
-	}
-	return strconv.AppendFloat(b, v, 'g', -1, 64)
-}
+// appendValue and appendSeconds format a sample's value and timestamp.
+func appendValue(b []byte, v float64) []byte { return openmetrics.AppendValue(b, v) }
 
-// appendSeconds formats a millisecond timestamp in seconds.
-func appendSeconds(b []byte, ms int64) []byte {
-	b = strconv.AppendInt(b, ms/1000, 10)
-	if r := ms % 1000; r != 0 {
-		b = append(b, '.')
-		b = append(b, byte('0'+r/100), byte('0'+r/10%10), byte('0'+r%10))
-	}
-	return b
-}
+func appendSeconds(b []byte, ms int64) []byte { return openmetrics.AppendSeconds(b, ms) }
