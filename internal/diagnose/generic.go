@@ -48,7 +48,12 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 	}
 	onset, ok := detect.CommonOnset(vals, detect.OnsetOptions{})
 	if !ok {
-		return nil, nil
+		// No series shifted for good: the change, if any, is small. Rank
+		// around where the series' change probabilities pile up; the
+		// deviations, and so the confidences, will be small too.
+		if onset, ok = likeliestChange(vals); !ok {
+			return nil, nil
+		}
 	}
 	type score struct {
 		entity, series string
@@ -106,6 +111,36 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// maxFallbackSeries bounds the series the fallback onset reads (BOCPD costs
+// a few milliseconds a series).
+const maxFallbackSeries = 2000
+
+// likeliestChange is the step where the series' BOCPD change
+// probabilities sum highest, ignoring the first and last tenth of the
+// window (no room for a before and an after there).
+func likeliestChange(series [][]float64) (int, bool) {
+	if len(series) == 0 || len(series) > maxFallbackSeries {
+		return 0, false
+	}
+	n := len(series[0])
+	sum := make([]float64, n)
+	for _, xs := range series {
+		for i, p := range detect.ChangeProb(xs, detect.DefaultHazardLambda) {
+			if !math.IsNaN(p) {
+				sum[i] += p
+			}
+		}
+	}
+	lo, hi := n/10, n-n/10
+	best := -1
+	for i := max(lo, 3); i < hi; i++ {
+		if best < 0 || sum[i] > sum[best] {
+			best = i
+		}
+	}
+	return best, best >= 0 && sum[best] > 0
 }
 
 // genericBaseline is a series' robust level and scale before the onset.
