@@ -1,0 +1,22 @@
+// Package diagnose is Vigil's diagnosis engine: from the telemetry of a
+// window before an evaluation time it finds the symptoms (a training job
+// that stalls or slows, inference latency, time to first token, queues and
+// errors that grow) and ranks their probable root causes, each with its
+// evidence, a calibrated confidence and the action to take; problems with
+// no symptom yet are findings.
+//
+// The engine has two layers. The generic layer (internal/detect, and
+// generic.go here for --entity-label) finds onsets and robust deviations
+// with a relative floor, compares an entity with its peers at the same
+// moment, and ignores blips. The knowledge layer is one hypothesis per
+// cause kind (hyp_*.go): which signals evidence it and how strongly, which
+// symptoms it explains, what to do. rank.go merges, explains away and
+// weighs the candidates into the Report.
+//
+// It reads through storage.Queryable only (the embedded store, files loaded
+// into a temporary one, or a remote Prometheus-compatible API), raw samples
+// aligned on its own steps, so every backend gives the same answer; it
+// keeps no state between diagnoses. It does not own the signal catalog
+// (internal/catalog), the entity graph (internal/topology) or output beyond
+// the Report and its text page.
+package diagnose

@@ -1,0 +1,171 @@
+package diagnose
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/detect"
+)
+
+// nodeSeries returns, per node, a derived series from a table's rows.
+type nodeSeries map[string][]float64
+
+// cpuBusy returns each node's busy CPU share per step: 1 - (idle + iowait)
+// / all, from node_cpu_seconds_total.
+func (an *analysis) cpuBusy(ctx context.Context) (nodeSeries, error) {
+	t, err := an.v.sig(ctx, "node.cpu_seconds", "mode")
+	if err != nil {
+		return nil, err
+	}
+	all, idle := nodeSeries{}, nodeSeries{}
+	for _, r := range t.rows {
+		node := r.ent[catalog.KeyNode]
+		for _, m := range []nodeSeries{all, idle} {
+			if m[node] == nil {
+				m[node] = nanSeries(an.v.n)
+			}
+		}
+		addInto(all[node], r.v)
+		if mode := r.extra["mode"]; mode == "idle" || mode == "iowait" {
+			addInto(idle[node], r.v)
+		}
+	}
+	out := nodeSeries{}
+	for node, a := range all {
+		s := nanSeries(an.v.n)
+		for i := range s {
+			if a[i] > 0 {
+				s[i] = 1 - idle[node][i]/a[i]
+			}
+		}
+		out[node] = s
+	}
+	return out, nil
+}
+
+func nanSeries(n int) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = math.NaN()
+	}
+	return s
+}
+
+func addInto(dst, src []float64) {
+	for i, x := range src {
+		if math.IsNaN(x) {
+			continue
+		}
+		if math.IsNaN(dst[i]) {
+			dst[i] = 0
+		}
+		dst[i] += x
+	}
+}
+
+// nodePeerDeviations compares each node's series with the other nodes' at
+// every step.
+func (an *analysis) nodePeerDeviations(s nodeSeries, thr float64, floor detect.Floor) map[string]deviation {
+	keys := sortedKeys(s)
+	rows := make([]*row, len(keys))
+	for i, k := range keys {
+		rows[i] = &row{v: s[k]}
+	}
+	return peerDeviationsOf(rows, keys, an.v.n, thr, floor)
+}
+
+// hypNodeCPU: a node whose CPUs run far busier than its peers' for
+// minutes (and near saturation): its dataloaders and NCCL proxies starve.
+func hypNodeCPU(ctx context.Context, an *analysis) ([]*candidate, error) {
+	busy, err := an.cpuBusy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	devs := an.nodePeerDeviations(busy, slowZ, detect.Floor{Rel: 0.02, Abs: 0.01})
+	var out []*candidate
+	for _, node := range sortedKeys(devs) {
+		d := devs[node]
+		if d.ep.len() < 3 {
+			continue
+		}
+		level := detect.Median(busy[node][d.ep.start : d.ep.end+1])
+		c := an.nodeCandidate(KindNodeCPUSaturated, node)
+		c.onset, c.strength = an.v.time(d.onset), 0.3
+		if level >= 0.85 {
+			c.strength, c.direct = 0.8, true
+		}
+		c.headline = fmt.Sprintf("%s CPU saturated", node)
+		c.action = fmt.Sprintf("find the process eating %s's CPUs (top, kubectl top pod --all-namespaces on the node); evict it or cordon the node", node)
+		c.evidence = append(c.evidence, Evidence{Signal: "node_cpu_seconds_total",
+			Query:   `1 - avg(rate(node_cpu_seconds_total{mode=~"idle|iowait"}[2m]))`,
+			Summary: fmt.Sprintf("CPUs %.0f%% busy from %s, %.1f× its peers' spread above them", 100*level, an.v.time(d.onset).Format(time.TimeOnly), d.z)})
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// hypNodeMemory: the kubelet reports MemoryPressure, or a node's memory in
+// use climbs far above its peers' with memory stalls (PSI).
+func hypNodeMemory(ctx context.Context, an *analysis) ([]*candidate, error) {
+	press, err := an.conditionEpisodes(ctx, "MemoryPressure", func(status string, x float64) bool { return status == "true" && x == 1 })
+	if err != nil {
+		return nil, err
+	}
+	ts, err := an.v.sigs(ctx, "node.memory_available", "node.memory_total")
+	if err != nil {
+		return nil, err
+	}
+	avail, tot := ts[0], ts[1].byEntity()
+	used := nodeSeries{}
+	for _, r := range avail.rows {
+		node := r.ent[catalog.KeyNode]
+		t := tot[entityKey(r.ent)]
+		if t == nil {
+			continue
+		}
+		s := nanSeries(an.v.n)
+		for i := range s {
+			if t.v[i] > 0 {
+				s[i] = 1 - r.v[i]/t.v[i]
+			}
+		}
+		used[node] = s
+	}
+	devs := an.nodePeerDeviations(used, slowZ, detect.Floor{Rel: 0.01, Abs: 0.005})
+	nodes := map[string]bool{}
+	for n := range press {
+		nodes[n] = true
+	}
+	for n, d := range devs {
+		if d.ep.len() >= 3 {
+			nodes[n] = true
+		}
+	}
+	var out []*candidate
+	for _, node := range sortedKeys(nodes) {
+		c := an.nodeCandidate(KindNodeMemoryPressure, node)
+		c.headline = fmt.Sprintf("%s memory pressure", node)
+		c.action = fmt.Sprintf("find what fills %s's memory (a leaking dataloader?); restart it or cordon the node before the kernel OOM-kills the rank", node)
+		c.strength = 0.3
+		if d, ok := devs[node]; ok {
+			c.onset = an.v.time(d.onset)
+			c.evidence = append(c.evidence, Evidence{Signal: "node_memory_MemAvailable_bytes",
+				Query:   "1 - node_memory_MemAvailable_bytes / node_memory_MemTotal_bytes",
+				Summary: fmt.Sprintf("memory in use %.0f%% from %s, %.1f spreads above its peers'", 100*detect.Median(used[node][d.ep.start:d.ep.end+1]), an.v.time(d.onset).Format(time.TimeOnly), d.z)})
+		}
+		if es, ok := press[node]; ok {
+			c.strength, c.direct = 0.85, true
+			if c.onset.IsZero() || an.v.time(es[0].start).Before(c.onset) {
+				c.onset = an.v.time(es[0].start)
+			}
+			c.evidence = append(c.evidence, Evidence{Signal: "kube_node_status_condition",
+				Query:   fmt.Sprintf(`kube_node_status_condition{node=%q, condition="MemoryPressure", status="true"}`, node),
+				Summary: fmt.Sprintf("MemoryPressure from %s", an.v.time(es[0].start).Format(time.TimeOnly))})
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
