@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/api"
 	"github.com/vigil-obs/vigil/internal/buildinfo"
 	"github.com/vigil-obs/vigil/internal/config"
+	"github.com/vigil-obs/vigil/internal/ingest/push"
 	"github.com/vigil-obs/vigil/internal/ingest/remotewrite"
 	"github.com/vigil-obs/vigil/internal/ingest/scrape"
 	"github.com/vigil-obs/vigil/internal/ingest/self"
@@ -151,12 +152,19 @@ func openServeStore(cfg config.Config, e *env, logger *slog.Logger, reg promethe
 	}, e.now, logger, reg)
 }
 
-// addComponents adds the HTTP server (API and remote write), scraping and
+// addComponents adds the HTTP server (API, remote write, push), scraping and
 // self-monitoring to g. On error nothing is left running.
 func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, logger *slog.Logger, reg *prometheus.Registry) error {
 	rw, err := remotewrite.New(remotewrite.Options{
 		Appendable: st, Series: st, Limits: cfg.Limits, Now: e.now,
 		Logger: logger.With("component", "remote-write"), Registerer: reg,
+	})
+	if err != nil {
+		return err
+	}
+	pushed, err := push.New(push.Options{
+		Appendable: st, Now: e.now,
+		Logger: logger.With("component", "push"), Registerer: reg,
 	})
 	if err != nil {
 		return err
@@ -190,7 +198,7 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 		ListenAddress: ln.Addr().String(), DataDir: cfg.Storage.DataDir,
 		LookbackDelta: time.Duration(cfg.Query.LookbackDelta), QueryTimeout: time.Duration(cfg.Query.Timeout),
 		Flags: map[string]string{"storage.tsdb.path": cfg.Storage.DataDir, "storage.tsdb.retention.time": cfg.Storage.Retention.String(), "web.listen-address": cfg.Web.Listen},
-		Write: rw, Targets: targets,
+		Write: rw, Push: pushed, Targets: targets,
 	})
 	if err != nil {
 		_ = ln.Close()
@@ -198,6 +206,8 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 		return err
 	}
 	addHTTP(g, h, ln, cfg, logger)
+	pctx, pcancel := context.WithCancel(context.Background())
+	g.Add(func() error { return pushed.Run(pctx) }, func(error) { pcancel() })
 	if scraper != nil {
 		g.Add(scraper.Run, func(error) { scraper.Stop() })
 	}

@@ -49,6 +49,9 @@ type Options struct {
 	Flags map[string]string
 	// Write, when set, receives remote write at /api/v1/write.
 	Write http.Handler
+	// Push, when set, is the Pushgateway-compatible push endpoint at
+	// /metrics/job/ (and /metrics/job@base64/).
+	Push http.Handler
 	// Targets, when set, serves /api/v1/targets, /api/v1/scrape_pools and
 	// the metadata of scraped targets at /api/v1/metadata.
 	Targets Targets
@@ -135,6 +138,10 @@ func New(opts Options) (*Handler, error) {
 	h.mux.Handle("/api/v1/", r)
 	if opts.Write != nil {
 		h.mux.Handle("/api/v1/write", opts.Write)
+	}
+	if opts.Push != nil {
+		h.mux.Handle("/metrics/job/", opts.Push)
+		h.mux.Handle("/metrics/job@base64/", opts.Push)
 	}
 	h.mux.Handle("/metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelError)}))
 	h.mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
