@@ -1,6 +1,8 @@
 package push
 
 import (
+	"bufio"
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"fmt"
@@ -15,6 +17,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
+	"google.golang.org/protobuf/encoding/protodelim"
 )
 
 // errTooLarge is a body over Options.MaxBodyBytes.
@@ -56,23 +59,33 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 
 // decodeFamilies decodes a body in the format its Content-Type names:
 // client_golang's delimited protobuf, else the text format (the
-// Pushgateway's fall-back). A later family of the same name replaces an
-// earlier one, as on the Pushgateway.
+// Pushgateway's fall-back), with expfmt's text decoder. A later family of
+// the same name replaces an earlier one, as on the Pushgateway.
 func decodeFamilies(body []byte, header http.Header) (map[string]*dto.MetricFamily, error) {
-	format := expfmt.ResponseFormat(header)
-	if format.FormatType() != expfmt.TypeProtoDelim {
-		format = expfmt.NewFormat(expfmt.TypeTextPlain)
-	}
-	dec := expfmt.NewDecoder(strings.NewReader(string(body)), format)
 	fams := map[string]*dto.MetricFamily{}
+	if expfmt.ResponseFormat(header).FormatType() == expfmt.TypeProtoDelim {
+		// Not expfmt's decoder: it reads a message of any length its
+		// prefix claims, so that 7 bytes can make it allocate terabytes.
+		// No message is longer than the body.
+		r := bufio.NewReader(bytes.NewReader(body))
+		opts := protodelim.UnmarshalOptions{MaxSize: int64(len(body))}
+		for {
+			mf := &dto.MetricFamily{}
+			if err := opts.UnmarshalFrom(r, mf); err != nil {
+				if errors.Is(err, io.EOF) {
+					return fams, nil
+				}
+				return nil, fmt.Errorf("decode protobuf body: %w", err)
+			}
+			fams[mf.GetName()] = mf
+		}
+	}
+	dec := expfmt.NewDecoder(bytes.NewReader(body), expfmt.NewFormat(expfmt.TypeTextPlain))
 	for {
 		mf := &dto.MetricFamily{}
 		if err := dec.Decode(mf); err != nil {
 			if errors.Is(err, io.EOF) {
 				return fams, nil
-			}
-			if format.FormatType() == expfmt.TypeProtoDelim {
-				return nil, fmt.Errorf("decode protobuf body: %w", err)
 			}
 			return nil, err
 		}

@@ -30,6 +30,11 @@
 //     Pushgateway does. A body that does not parse answers 400 and changes
 //     nothing.
 //   - Request bodies may be gzip-compressed (Content-Encoding: gzip).
+//   - A job name or label value may be URL-escaped (%2F too) or base64
+//     (name@base64). A grouping label with an empty value is no label in
+//     the store: {job="t",b=""} is a group of its own, as on the
+//     Pushgateway, but its series are those of {job="t"} (a Prometheus
+//     scraping a Pushgateway meets the same collision).
 //
 // What it does not do: it keeps groups in memory only. A restart of
 // `vigil serve` loses them (their history stays in the store), where the

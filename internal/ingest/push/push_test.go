@@ -19,12 +19,18 @@ func (e *env) snapshot(t *testing.T) []string {
 	t.Helper()
 	var out []string
 	for _, l := range e.query(t, `{job="drift"}`) {
-		i := strings.LastIndexByte(l, ' ')
-		v, err := strconv.ParseFloat(l[i+1:], 64)
-		require.NoError(t, err)
-		out = append(out, line(l[:i], v))
+		out = append(out, parseLine(t, l))
 	}
 	return out
+}
+
+// parseLine turns a query line into the sequence's form.
+func parseLine(t *testing.T, l string) string {
+	t.Helper()
+	i := strings.LastIndexByte(l, ' ')
+	v, err := strconv.ParseFloat(l[i+1:], 64)
+	require.NoError(t, err)
+	return line(l[:i], v)
 }
 
 func TestPushClientSequence(t *testing.T) {
@@ -126,10 +132,7 @@ func TestPushRequests(t *testing.T) {
 		require.NotContains(t, strings.TrimSpace(body), "\n", c.name)
 		var got []string
 		for _, l := range e.query(t, `{job="t"}`) {
-			i := strings.LastIndexByte(l, ' ')
-			v, err := strconv.ParseFloat(l[i+1:], 64)
-			require.NoError(t, err)
-			got = append(got, line(l[:i], v))
+			got = append(got, parseLine(t, l))
 		}
 		require.Equal(t, c.want, got, c.name)
 	}
