@@ -334,13 +334,12 @@ func TestDiagnoseDamagedInput(t *testing.T) {
 			path := rewrite(t, faulty.path, "faulty-"+strings.ReplaceAll(tt.name, " ", "-")+".om", tt.edit())
 			rep, _ := diagnoseJSON(t, "--input", path)
 			requireNames(t, rep, faulty.truth[0])
+			require.NotEmpty(t, rep.Causes)
 			if tt.name == "no kube-state-metrics" {
-				// Without the pods the training job is unknown: no
-				// symptom, and the fault is a finding.
-				require.Empty(t, rep.Symptoms)
-				require.Empty(t, rep.Causes)
-			} else {
-				require.NotEmpty(t, rep.Causes)
+				// Without kube-state-metrics the job is guessed from the
+				// pods dcgm-exporter names (llm-pretrain-worker-N).
+				require.Equal(t, diagnose.SymptomTrainingStall, rep.Symptoms[0].Kind)
+				require.Equal(t, "llm-pretrain-worker", rep.Symptoms[0].Entity["workload"])
 			}
 		})
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 
@@ -56,7 +57,13 @@ func (j *trainJob) workload() string { return j.ns + "/" + j.name }
 // findJobs reads the training workloads of the topology and their
 // symptoms.
 func (an *analysis) findJobs(ctx context.Context) error {
-	for _, w := range an.v.topo.Workloads {
+	workloads := an.v.topo.Workloads
+	if len(workloads) == 0 {
+		// No kube-state-metrics: guess workloads from the pods
+		// dcgm-exporter attributes GPUs to.
+		workloads = guessWorkloads(an.v.topo)
+	}
+	for _, w := range workloads {
 		if w.Role != topology.RoleTraining {
 			continue
 		}
@@ -78,6 +85,55 @@ func (an *analysis) findJobs(ctx context.Context) error {
 	return nil
 }
 
+// Pod name suffixes: an ordinal (StatefulSet, indexed Job, PyTorchJob
+// worker-N) or a Job's random suffix names a gang's pods; a ReplicaSet's
+// template hash and a pod suffix names a Deployment's (a server, not a
+// gang).
+var (
+	podOrdinal    = regexp.MustCompile(`(-[0-9]+|-[a-z0-9]{5})$`)
+	podReplicaSet = regexp.MustCompile(`-[a-z0-9]{8,10}-[a-z0-9]{5}$`)
+)
+
+// guessWorkloads groups the pods that hold GPUs by their name without its
+// ordinal or hash, when kube-state-metrics does not say whose they are:
+// a group of two or more pods is taken as a gang (a training job), to be
+// confirmed by steady work.
+func guessWorkloads(topo *topology.Topology) []*topology.Workload {
+	byKey := map[string]*topology.Workload{}
+	var keys []string
+	for _, n := range topo.Nodes {
+		for _, g := range n.GPUs {
+			for _, p := range g.Pods {
+				if podReplicaSet.MatchString(p.Pod) {
+					continue
+				}
+				name := podOrdinal.ReplaceAllString(p.Pod, "")
+				if name == "" || name == p.Pod {
+					continue
+				}
+				k := p.Namespace + "/" + name
+				w := byKey[k]
+				if w == nil {
+					w = &topology.Workload{Namespace: p.Namespace, Name: name, Kind: "unknown", Role: topology.RoleTraining}
+					byKey[k] = w
+					keys = append(keys, k)
+				}
+				if !slices.Contains(w.Pods, p.Pod) {
+					w.Pods = append(w.Pods, p.Pod)
+				}
+			}
+		}
+	}
+	slices.Sort(keys)
+	var out []*topology.Workload
+	for _, k := range keys {
+		if w := byKey[k]; len(w.Pods) >= 2 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // newJob collects a workload's pods, nodes and GPUs: the GPUs
 // dcgm-exporter (or the resource requests) attribute to its pods.
 func (an *analysis) newJob(w *topology.Workload) *trainJob {
@@ -95,9 +151,20 @@ func (an *analysis) newJob(w *topology.Workload) *trainJob {
 			}
 			pk := podKey(p.Namespace, p.Pod)
 			for _, g := range n.GPUs {
-				if slices.ContainsFunc(g.Pods, func(r topology.PodRef) bool { return r.Namespace == p.Namespace && r.Pod == p.Pod }) ||
-					slices.Contains(p.GPUs, g.Index) {
+				if slices.Contains(p.GPUs, g.Index) {
 					j.gpus = append(j.gpus, gpuRef{node: n.Name, gpu: g.Index, pod: pk})
+				}
+			}
+		}
+		// The GPUs dcgm-exporter attributes to the workload's pods, whether
+		// or not kube-state-metrics lists the pods.
+		for _, g := range n.GPUs {
+			for _, r := range g.Pods {
+				if r.Namespace == w.Namespace && slices.Contains(w.Pods, r.Pod) {
+					j.gpus = append(j.gpus, gpuRef{node: n.Name, gpu: g.Index, pod: podKey(r.Namespace, r.Pod)})
+					if !slices.Contains(j.nodes, n.Name) {
+						j.nodes = append(j.nodes, n.Name)
+					}
 				}
 			}
 		}
