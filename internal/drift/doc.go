@@ -63,7 +63,9 @@
 // that a deterministic compactor sketch (Manku–Rajagopalan–Lindsay) of
 // SketchK values per level whose rank error is at most n·L/SketchK, with L
 // its number of levels (⌈log₂(n/SketchK)⌉+1): 0.2% of the rows at 10⁹ rows.
-// The KS statistic is then within the two samples' rank errors and the
+// The KS statistic is then within the two samples' rank errors (its
+// p-value is taken at the statistic less both errors, so that sketching
+// cannot raise false drift) and the
 // Wasserstein distance within their sum times the value range. When a
 // reference overflows its exact store, its file is read a second time to
 // count bins exactly.

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-obs/vigil/internal/drift"
+)
+
+// driftFlags are the flags of `vigil drift`.
+type driftFlags struct {
+	baseline, current     string
+	features, categorical []string
+	method, bins          string
+	threshold             float64
+	asJSON                bool
+}
+
+func newDriftCmd(e *env) *cobra.Command {
+	var f driftFlags
+	cmd := &cobra.Command{
+		Use:   "drift --baseline FILE --current FILE [--features a,b] [--categorical a,b] [--method M] [--json]",
+		Short: "Measure how far a current sample's features drifted from a baseline",
+		Long: `Compare each feature of a current sample with a baseline (reference)
+sample, both CSV with a header row (gzip-compressed too) or Parquet, streamed.
+
+Features default to the columns both files share. A feature is categorical
+when --categorical names it or when the baseline holds a non-numeric value in
+it. Empty cells and NA, N/A, NaN, null and None are missing values: counted
+and reported, not compared.
+
+Methods: psi, kl, js, hellinger, linf, wasserstein (normalised by the
+baseline's standard deviation), ks and chisquare (with p-values). Without
+--method each feature gets Evidently's default: ks (numeric) or chisquare
+(categorical) for a baseline of at most 1000 rows, wasserstein or js above.
+Numeric features are binned by the baseline's deciles (--bins sturges or
+doane for equal-width bins). Drift is a score at or above the threshold, or
+a p-value below it; the exit status is 0 whether or not features drifted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runDrift(cmd, e, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.baseline, "baseline", "", "the baseline (reference) sample: CSV or Parquet")
+	fl.StringVar(&f.current, "current", "", "the current sample: CSV or Parquet")
+	fl.StringSliceVar(&f.features, "features", nil, "the features to compare (default: every shared column)")
+	fl.StringSliceVar(&f.categorical, "categorical", nil, "features to treat as categories")
+	fl.StringVar(&f.method, "method", "", "psi, kl, js, hellinger, linf, wasserstein, ks or chisquare (default: by type and size)")
+	fl.StringVar(&f.bins, "bins", "quantile", "numeric bins: quantile, sturges or doane")
+	fl.Float64Var(&f.threshold, "threshold", 0, "drift threshold on the score, or on the p-value for ks and chisquare (default: the method's)")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+func runDrift(cmd *cobra.Command, e *env, f driftFlags) error {
+	switch {
+	case f.baseline == "":
+		return usagef("drift: --baseline FILE is required")
+	case f.current == "":
+		return usagef("drift: --current FILE is required")
+	}
+	m, err := drift.ParseMethod(f.method)
+	if err != nil {
+		return usagef("drift: --method: %v", strings.TrimPrefix(err.Error(), drift.ErrInput.Error()+": "))
+	}
+	o := drift.Options{Method: m, Features: f.features, Categorical: f.categorical, Bins: drift.BinRule(f.bins), Threshold: f.threshold}
+	rep, err := drift.Compare(cmd.Context(), drift.FileOpener(f.baseline), drift.FileOpener(f.current), o)
+	if err != nil {
+		msg := strings.ReplaceAll(err.Error(), drift.ErrInput.Error()+": ", "")
+		if errors.Is(err, drift.ErrInput) {
+			return usagef("drift: %s", msg)
+		}
+		return fmt.Errorf("drift: %s", msg)
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(e.stdout)
+		return enc.Encode(rep)
+	}
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "FEATURE\tTYPE\tMETHOD\tSCORE\tP-VALUE\tTHRESHOLD\tDRIFT\tMISSING (BASE/CUR)")
+	for _, r := range rep.Features {
+		p := "-"
+		if r.PValue != nil {
+			p = fmt.Sprintf("%.4g", *r.PValue)
+		}
+		d := "no"
+		if r.Drift {
+			d = "yes"
+		}
+		if r.Level != "" {
+			d += " (" + r.Level + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%s\t%g\t%s\t%d/%d\n", r.Feature, r.Type, r.Method, r.Score, p, r.Threshold, d, r.MissingReference, r.MissingCurrent)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, r := range rep.Features {
+		if r.Note != "" {
+			fmt.Fprintf(e.stdout, "note: %s: %s\n", r.Feature, r.Note)
+		}
+	}
+	_, err = fmt.Fprintf(e.stdout, "%d of %d features drifted\n", rep.Drifted, rep.Total)
+	return err
+}

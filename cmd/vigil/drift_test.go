@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/parquet-go/parquet-go"
+	"github.com/stretchr/testify/require"
+)
+
+// driftRow is one row of the Parquet fixtures.
+type driftRow struct {
+	Latency float64  `parquet:"latency"`
+	Tokens  int64    `parquet:"tokens"`
+	Region  string   `parquet:"region"`
+	Score   *float64 `parquet:"score,optional"`
+}
+
+func writeParquet(t *testing.T, path string, rows []driftRow) {
+	t.Helper()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w := parquet.NewGenericWriter[driftRow](f, parquet.MaxRowsPerRowGroup(7))
+	_, err = w.Write(rows)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+}
+
+func driftRows(n int, shift float64) []driftRow {
+	rows := make([]driftRow, n)
+	for i := range rows {
+		s := float64(i%5) + shift
+		rows[i] = driftRow{Latency: float64(i%17) + shift, Tokens: int64(i % 9), Region: []string{"eu", "us", "ap"}[i%3]}
+		if i%4 != 0 {
+			rows[i].Score = &s
+		}
+	}
+	return rows
+}
+
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	return p
+}
+
+// driftJSON is `vigil drift --json`'s object.
+type driftJSON struct {
+	Features []map[string]any `json:"features"`
+	Drifted  int              `json:"drifted"`
+	Total    int              `json:"total"`
+}
+
+func decodeDrift(t *testing.T, r result) driftJSON {
+	t.Helper()
+	require.NoError(t, r.err, r.stderr)
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	var out driftJSON
+	require.NoError(t, dec.Decode(&out))
+	require.False(t, dec.More(), "exactly one JSON object on stdout")
+	return out
+}
+
+func TestDriftCSV(t *testing.T) {
+	dir := t.TempDir()
+	ref := writeFile(t, dir, "ref.csv", "x,color,id\n3,red,1\n2,blue,2\n2,blue,3\n")
+	cur := writeFile(t, dir, "cur.csv", "x,color\n1,red\n2,red\n3,\n")
+	out := decodeDrift(t, runVigil(t, "", "drift", "--baseline", ref, "--current", cur, "--categorical", "x", "--method", "psi", "--json"))
+	require.Equal(t, 2, out.Total)
+	x := out.Features[0]
+	require.Equal(t, "x", x["feature"])
+	require.Equal(t, "psi", x["method"])
+	require.InDelta(t, 2.93, x["score"], 0.01)
+	require.Equal(t, true, x["drift"])
+	require.NotContains(t, x, "p_value", "psi has no p-value")
+	c := out.Features[1]
+	require.Equal(t, "color", c["feature"])
+	require.EqualValues(t, 1, c["missing_current"])
+	require.EqualValues(t, 3, c["reference_rows"])
+	for _, k := range []string{"threshold", "reference_rows", "current_rows", "missing_reference", "missing_current"} {
+		require.Contains(t, x, k)
+	}
+
+	r := runVigil(t, "", "drift", "--baseline", ref, "--current", cur, "--features", "x", "--method", "ks")
+	require.NoError(t, r.err, r.stderr)
+	require.Contains(t, r.stdout, "FEATURE")
+	require.Regexp(t, `x\s+numeric\s+ks\s+0\.3333\s+1\s+0\.05\s+no`, r.stdout)
+	require.Contains(t, r.stdout, "0 of 1 features drifted\n")
+	require.Empty(t, r.stderr)
+}
+
+func TestDriftParquet(t *testing.T) {
+	dir := t.TempDir()
+	ref := filepath.Join(dir, "ref.parquet")
+	writeParquet(t, ref, driftRows(2000, 0))
+	cur := filepath.Join(dir, "cur.bin") // found by its PAR1 magic bytes
+	writeParquet(t, cur, driftRows(1500, 4))
+	out := decodeDrift(t, runVigil(t, "", "drift", "--baseline", ref, "--current", cur, "--json"))
+	require.Equal(t, 4, out.Total)
+	byName := map[string]map[string]any{}
+	for _, f := range out.Features {
+		byName[f["feature"].(string)] = f
+	}
+	require.Equal(t, "wasserstein", byName["latency"]["method"], "numeric above 1000 rows")
+	require.Equal(t, true, byName["latency"]["drift"])
+	require.Equal(t, "js", byName["region"]["method"], "categorical above 1000 rows")
+	require.Equal(t, "categorical", byName["region"]["type"])
+	require.Equal(t, false, byName["region"]["drift"])
+	require.Equal(t, "wasserstein", byName["tokens"]["method"], "9 distinct values: numeric")
+	require.Equal(t, false, byName["tokens"]["drift"])
+	require.EqualValues(t, 500, byName["score"]["missing_reference"], "Parquet nulls are missing values")
+	require.EqualValues(t, 375, byName["score"]["missing_current"])
+	require.EqualValues(t, 2, out.Drifted)
+
+	// The same as CSV gives the same scores.
+	csvOf := func(rows []driftRow) string {
+		var b strings.Builder
+		b.WriteString("latency,tokens,region,score\n")
+		for _, r := range rows {
+			s := ""
+			if r.Score != nil {
+				s = fmt.Sprint(*r.Score)
+			}
+			fmt.Fprintf(&b, "%v,%v,%s,%s\n", r.Latency, r.Tokens, r.Region, s)
+		}
+		return b.String()
+	}
+	refCSV := writeFile(t, dir, "ref.csv", csvOf(driftRows(2000, 0)))
+	curCSV := writeFile(t, dir, "cur.csv", csvOf(driftRows(1500, 4)))
+	out2 := decodeDrift(t, runVigil(t, "", "drift", "--baseline", refCSV, "--current", curCSV, "--json"))
+	for i := range out.Features {
+		require.InDelta(t, out.Features[i]["score"], out2.Features[i]["score"], 1e-12, out.Features[i]["feature"])
+	}
+}
+
+func TestDriftBadInput(t *testing.T) {
+	dir := t.TempDir()
+	ref := writeFile(t, dir, "ref.csv", "x,c\n1,a\n2,b\n")
+	f := func(name, contains string, args ...string) {
+		t.Run(name, func(t *testing.T) {
+			requireUsage(t, runVigil(t, "", append([]string{"drift"}, args...)...), contains)
+		})
+	}
+	f("no baseline", "drift: --baseline FILE is required", "--current", ref)
+	f("no current", "drift: --current FILE is required", "--baseline", ref)
+	f("unknown method", `drift: --method: unknown method "tvd"`, "--baseline", ref, "--current", ref, "--method", "tvd")
+	f("missing file", "no such file or directory", "--baseline", ref, "--current", filepath.Join(dir, "nope.csv"))
+	f("schema mismatch", `drift: feature "c" is not a column of the current file`, "--baseline", ref, "--current", writeFile(t, dir, "only-x.csv", "x\n1\n"), "--features", "x,c")
+	f("empty file", "drift: current: read", "--baseline", ref, "--current", writeFile(t, dir, "empty.csv", ""))
+	f("no rows", "drift: current: no rows", "--baseline", ref, "--current", writeFile(t, dir, "head.csv", "x,c\n"))
+	f("all NaN", `feature "x" has no values (all missing)`, "--baseline", writeFile(t, dir, "nan.csv", "x\nNaN\n\"\"\n"), "--current", ref)
+	f("non-numeric", `row 2: feature "x": value "oops" is not a number`, "--baseline", ref, "--current", writeFile(t, dir, "oops.csv", "x,c\n1,a\noops,b\n"))
+	f("ks on categorical", "method ks needs numbers", "--baseline", ref, "--current", ref, "--features", "c", "--method", "ks")
+	f("bad bins", `unknown bin rule "scott"`, "--baseline", ref, "--current", ref, "--bins", "scott")
+	f("bad parquet", "parquet", "--baseline", writeFile(t, dir, "bad.parquet", "PAR1 not really"), "--current", ref)
+}
