@@ -207,10 +207,18 @@ func (c *candidate) toCause(rank int, conf float64, syms []Symptom) Cause {
 			}
 		}
 		if len(words) > 0 {
-			out.Summary += " — probable cause of " + strings.Join(words, " and ")
+			out.Summary += " — probable cause of " + joinWords(words)
 		}
 	}
 	return out
+}
+
+// joinWords joins "a", "a and b", "a, b and c".
+func joinWords(ws []string) string {
+	if len(ws) <= 1 {
+		return strings.Join(ws, "")
+	}
+	return strings.Join(ws[:len(ws)-1], ", ") + " and " + ws[len(ws)-1]
 }
 
 func round3(x float64) float64 {
