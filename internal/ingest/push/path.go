@@ -38,16 +38,6 @@ func (k groupingKey) id() string {
 	return b.String()
 }
 
-// get returns the value of name and whether the key has it.
-func (k groupingKey) get(name string) (string, bool) {
-	for _, p := range k {
-		if p.name == name {
-			return p.value, true
-		}
-	}
-	return "", false
-}
-
 // parsePath reads the grouping key from an escaped request path such as
 // /metrics/job/train/model@base64/bTE. A later pair of the same name wins,
 // as on the Pushgateway.
