@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // Options configures Compare. The zero value is the documented default.
@@ -237,25 +238,79 @@ func (f *feature) addCategory(side int, s string, maxCats int) error {
 	return nil
 }
 
-// eachRow calls fn for every row with its 1-based number.
+// batchRows is how many rows the reading goroutine hands over at a time.
+const batchRows = 1024
+
+// rowBatch is rows of fields read ahead, and the error that ended them.
+type rowBatch struct {
+	fields []Field
+	n      int
+	err    error
+}
+
+// eachRow calls fn for every row with its 1-based number. A goroutine reads
+// and parses the rows a batch ahead, so that reading and counting use two
+// cores; it has ended when eachRow returns.
 func eachRow(ctx context.Context, s Source, fn func(row int64, fields []Field) error) (int64, error) {
+	ncol := len(s.Columns())
+	free, full := make(chan *rowBatch, 3), make(chan *rowBatch, 3)
+	for range cap(free) {
+		free <- &rowBatch{fields: make([]Field, batchRows*ncol)}
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer close(full)
+		for {
+			var b *rowBatch
+			select {
+			case b = <-free:
+			case <-done:
+				return
+			}
+			b.n, b.err = 0, nil
+			for b.n < batchRows {
+				fields, err := s.Next()
+				if err != nil {
+					b.err = err
+					break
+				}
+				copy(b.fields[b.n*ncol:(b.n+1)*ncol], fields)
+				b.n++
+			}
+			select {
+			case full <- b:
+			case <-done:
+				return
+			}
+			if b.err != nil {
+				return
+			}
+		}
+	})
+	defer func() {
+		close(done)
+		wg.Wait()
+	}()
 	var row int64
-	for {
-		fields, err := s.Next()
-		if errors.Is(err, io.EOF) {
+	for b := range full {
+		for i := range b.n {
+			row++
+			if err := fn(row, b.fields[i*ncol:(i+1)*ncol]); err != nil {
+				return row, err
+			}
+		}
+		switch {
+		case errors.Is(b.err, io.EOF):
 			return row, nil
-		}
-		if err != nil {
-			return row, err
-		}
-		row++
-		if row%65536 == 0 && ctx.Err() != nil {
+		case b.err != nil:
+			return row, b.err
+		case ctx.Err() != nil:
 			return row, ctx.Err()
 		}
-		if err := fn(row, fields); err != nil {
-			return row, err
-		}
+		free <- b
 	}
+	return row, nil
 }
 
 func readReference(ctx context.Context, s Source, feats []*feature, o Options) error {

@@ -211,7 +211,7 @@ func TestSymmetricMethods(t *testing.T) {
 	}
 }
 
-func weights(v []float64) []weighted {
+func weights(v []float64) dist {
 	s := sample{limit: len(v)}
 	for _, x := range v {
 		s.add(x)

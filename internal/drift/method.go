@@ -99,7 +99,7 @@ const maxBins = 1000
 
 // binEdges returns the interior edges of the bins for a numeric reference:
 // bin i holds the values in (edges[i−1], edges[i]], with open outer bins.
-func binEdges(rule BinRule, nq int, m *moments, sv func() []weighted) []float64 {
+func binEdges(rule BinRule, nq int, m *moments, sv func() dist) []float64 {
 	if !m.distinctOverflowed {
 		// At most five distinct values: one bin per value.
 		e := slices.Clone(m.distinct)

@@ -1,6 +1,7 @@
 package drift
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -50,35 +51,51 @@ func (s *sample) stored() int {
 	return n
 }
 
-// weighted is a sorted value with the number of rows it stands for.
-type weighted struct{ v, w float64 }
+// dist is a sorted sample: values in order with the number of rows each
+// stands for (w nil: one each).
+type dist struct {
+	v, w []float64
+}
 
-// sorted returns the values in order with their weights.
-func (s *sample) sorted() []weighted {
-	var out []weighted
+func (d dist) weight(i int) float64 {
+	if d.w == nil {
+		return 1
+	}
+	return d.w[i]
+}
+
+func (d dist) total() float64 {
+	if d.w == nil {
+		return float64(len(d.v))
+	}
+	var s float64
+	for _, x := range d.w {
+		s += x
+	}
+	return s
+}
+
+// sorted returns the values in order with their weights. An exact sample is
+// sorted in place.
+func (s *sample) sorted() dist {
 	if s.sk == nil {
-		out = make([]weighted, len(s.vals))
-		for i, v := range s.vals {
-			out[i] = weighted{v, 1}
-		}
-	} else {
-		for h, l := range s.sk.levels {
-			w := math.Ldexp(1, h)
-			for _, v := range l {
-				out = append(out, weighted{v, w})
-			}
+		slices.Sort(s.vals)
+		return dist{v: s.vals}
+	}
+	type vw struct{ v, w float64 }
+	var all []vw
+	for h, l := range s.sk.levels {
+		w := math.Ldexp(1, h)
+		for _, v := range l {
+			all = append(all, vw{v, w})
 		}
 	}
-	slices.SortFunc(out, func(a, b weighted) int {
-		switch {
-		case a.v < b.v:
-			return -1
-		case a.v > b.v:
-			return 1
-		}
-		return 0
-	})
-	return out
+	slices.SortFunc(all, func(a, b vw) int { return cmp.Compare(a.v, b.v) })
+	d := dist{v: make([]float64, len(all)), w: make([]float64, len(all))}
+	for i, x := range all {
+		d.v[i], d.w[i] = x.v, x.w
+	}
+	return d
 }
 
 // rankError is the sketch's bound on the error of any rank, as a share of
@@ -126,90 +143,69 @@ func (s *sketch) add(x float64) {
 }
 
 // quantiles returns the values at the given cumulative shares of a sorted
-// weighted sample (the lower value at a share, as numpy's "inverted_cdf").
-func quantiles(sv []weighted, qs []float64) []float64 {
-	var total float64
-	for _, x := range sv {
-		total += x.w
-	}
+// sample (the lower value at a share, as numpy's "inverted_cdf").
+func quantiles(d dist, qs []float64) []float64 {
+	total := d.total()
 	out := make([]float64, len(qs))
 	i := 0
 	var cum float64
 	for k, q := range qs {
-		for i < len(sv) && cum+sv[i].w < q*total {
-			cum += sv[i].w
+		for i < len(d.v) && cum+d.weight(i) < q*total {
+			cum += d.weight(i)
 			i++
 		}
-		out[k] = sv[min(i, len(sv)-1)].v
+		out[k] = d.v[min(i, len(d.v)-1)]
 	}
 	return out
 }
 
-// ksStat is the two-sample Kolmogorov–Smirnov statistic: the largest
-// distance between the two empirical distribution functions.
-func ksStat(a, b []weighted) float64 {
-	na, nb := totalWeight(a), totalWeight(b)
-	var ca, cb, d float64
+// merge walks the distinct values of two sorted samples in order, calling
+// fn with each value and both distribution functions just after it.
+func merge(a, b dist, fn func(x, fa, fb float64)) {
+	na, nb := a.total(), b.total()
+	var ca, cb float64
 	i, j := 0, 0
-	for i < len(a) || j < len(b) {
+	for i < len(a.v) || j < len(b.v) {
 		x := math.Inf(1)
-		if i < len(a) {
-			x = a[i].v
+		if i < len(a.v) {
+			x = a.v[i]
 		}
-		if j < len(b) && b[j].v < x {
-			x = b[j].v
+		if j < len(b.v) && b.v[j] < x {
+			x = b.v[j]
 		}
-		for i < len(a) && a[i].v == x {
-			ca += a[i].w
+		for i < len(a.v) && a.v[i] == x {
+			ca += a.weight(i)
 			i++
 		}
-		for j < len(b) && b[j].v == x {
-			cb += b[j].w
+		for j < len(b.v) && b.v[j] == x {
+			cb += b.weight(j)
 			j++
 		}
-		d = max(d, math.Abs(ca/na-cb/nb))
+		fn(x, ca/na, cb/nb)
 	}
+}
+
+// ksStat is the two-sample Kolmogorov–Smirnov statistic: the largest
+// distance between the two empirical distribution functions.
+func ksStat(a, b dist) float64 {
+	var d float64
+	merge(a, b, func(_, fa, fb float64) { d = max(d, math.Abs(fa-fb)) })
 	return d
 }
 
-// wasserstein1 is the first Wasserstein distance of two sorted weighted
-// samples: the area between their distribution functions.
-func wasserstein1(a, b []weighted) float64 {
-	na, nb := totalWeight(a), totalWeight(b)
-	var ca, cb, area, prev float64
-	i, j := 0, 0
+// wasserstein1 is the first Wasserstein distance of two sorted samples: the
+// area between their distribution functions.
+func wasserstein1(a, b dist) float64 {
+	var area, prev, gap float64
 	first := true
-	for i < len(a) || j < len(b) {
-		x := math.Inf(1)
-		if i < len(a) {
-			x = a[i].v
-		}
-		if j < len(b) && b[j].v < x {
-			x = b[j].v
-		}
+	merge(a, b, func(x, fa, fb float64) {
 		if !first {
-			area += math.Abs(ca/na-cb/nb) * (x - prev)
+			area += gap * (x - prev)
 		}
 		first = false
-		for i < len(a) && a[i].v == x {
-			ca += a[i].w
-			i++
-		}
-		for j < len(b) && b[j].v == x {
-			cb += b[j].w
-			j++
-		}
-		prev = x
-	}
+		prev, gap = x, math.Abs(fa-fb)
+	})
 	return area
-}
-
-func totalWeight(a []weighted) float64 {
-	var s float64
-	for _, x := range a {
-		s += x.w
-	}
-	return s
 }
 
 // moments accumulates count, mean and central moments (Welford, Terriberry)
