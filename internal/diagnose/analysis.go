@@ -63,13 +63,12 @@ type hypothesis func(ctx context.Context, an *analysis) ([]*candidate, error)
 
 // hypotheses are the knowledge layer: one per cause kind (or a family read
 // from the same signals), in hyp_*.go. dependency_slow and tenant_failure
-// come with the request path, model_drift with drift detection: they add a
-// hypothesis here.
+// come with the request path: they add a hypothesis here.
 func hypotheses() []hypothesis {
 	return []hypothesis{
 		hypXID, hypNVLink, hypThermal, hypPower, hypMemoryErrors, hypPCIe,
 		hypNodeDown, hypNodeCPU, hypNodeMemory, hypNodeNetwork, hypInputPipeline, hypStraggler,
-		hypPodRestarts, hypPodEvicted, hypCapacity, hypKVCache, hypExporterDown, hypGPUIdle, hypRollout,
+		hypPodRestarts, hypPodEvicted, hypCapacity, hypKVCache, hypExporterDown, hypGPUIdle, hypRollout, hypDrift,
 	}
 }
 

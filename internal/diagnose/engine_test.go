@@ -114,7 +114,7 @@ var faultKinds = []string{
 	"nvlink_degraded", "gpu_xid_error", "gpu_lost", "gpu_thermal_throttle", "gpu_power_throttle",
 	"gpu_memory_errors", "pcie_degraded", "node_down", "node_cpu_saturated", "node_memory_pressure",
 	"node_network_degraded", "input_pipeline_slow", "pod_oom_killed", "pod_crash_loop", "pod_evicted",
-	"straggler", "exporter_down", "inference_capacity_saturated", "kv_cache_exhausted", "gpu_idle", "bad_rollout",
+	"straggler", "exporter_down", "inference_capacity_saturated", "kv_cache_exhausted", "gpu_idle", "bad_rollout", "model_drift",
 }
 
 // Every label spelling the simulator knows, in two sets: the newest

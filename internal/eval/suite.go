@@ -52,9 +52,9 @@ const DefaultSeeds = 3
 // never used in development.
 const UnseenSeed = 1_000_000
 
-// laterKinds are the kinds later issues diagnose (the request path and
-// drift): suite later reports them, no other suite runs them.
-var laterKinds = []string{"dependency_slow", "tenant_failure", "model_drift"}
+// laterKinds are the kinds a later issue diagnoses (the request path):
+// suite later reports them, no other suite runs them.
+var laterKinds = []string{"dependency_slow", "tenant_failure"}
 
 // Suites lists the suite names, in the order `vigil eval --help` gives.
 func Suites() []string {
@@ -71,7 +71,7 @@ func Suites() []string {
 //   - subtle: the subtle variants of the in-scope kinds;
 //   - unseen: main's scenarios on seeds from UnseenSeed, with fault and
 //     noise sizes drawn from the seed in [0.5, 1.5];
-//   - later: dependency_slow, tenant_failure and model_drift, reported but
+//   - later: dependency_slow and tenant_failure, reported but
 //     not barred;
 //   - all: main, subtle, unseen and later, each its own table.
 //
