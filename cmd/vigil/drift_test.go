@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -93,6 +95,16 @@ func TestDriftCSV(t *testing.T) {
 	require.Regexp(t, `x\s+numeric\s+ks\s+0\.3333\s+1\s+0\.05\s+no`, r.stdout)
 	require.Contains(t, r.stdout, "0 of 1 features drifted\n")
 	require.Empty(t, r.stderr)
+
+	// Gzip-compressed CSV is found by its magic bytes.
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	_, err := zw.Write([]byte("x,color\n1,red\n2,red\n3,\n"))
+	require.NoError(t, err)
+	require.NoError(t, zw.Close())
+	curGz := writeFile(t, dir, "cur.csv.gz", gz.String())
+	outGz := decodeDrift(t, runVigil(t, "", "drift", "--baseline", ref, "--current", curGz, "--categorical", "x", "--method", "psi", "--json"))
+	require.Equal(t, out, outGz)
 }
 
 func TestDriftParquet(t *testing.T) {
