@@ -162,6 +162,10 @@ func hypThermal(ctx context.Context, an *analysis) ([]*candidate, error) {
 // two steps, rising at each, to count as heating.
 const heatClimb = 3.0
 
+// heatAbove is how far above its usual excess over its peers a climbing
+// GPU must end.
+const heatAbove = 2.0
+
 var heatFloor = detect.Floor{Rel: 0.01, Abs: 1}
 
 // heating finds GPUs of a training job whose temperature climbs away from
@@ -190,12 +194,14 @@ func (an *analysis) heating(ctx context.Context) ([]*candidate, error) {
 				continue
 			}
 			ref := reference(excess, heatFloor)
+			// The climb must also end above the GPU's usual excess: a
+			// recovery from a dip is no heating.
 			// Above the peers for two steps, or climbing away from them
 			// step after step (a heat sink warms steadily; noise does not
 			// climb three degrees in a minute).
 			es := episodes(an.v.n, func(i int) bool { return working[i] && ref.Z(excess[i]) >= slowZ }, peerRun)
 			climb := episodes(an.v.n, func(i int) bool {
-				return moving[i] && i >= 2 && excess[i]-excess[i-1] >= 1 && excess[i-1]-excess[i-2] >= 1 && excess[i]-excess[i-2] >= heatClimb
+				return moving[i] && i >= 2 && excess[i]-excess[i-1] >= 1 && excess[i-1]-excess[i-2] >= 1 && excess[i]-excess[i-2] >= heatClimb && excess[i]-ref.Median >= heatAbove
 			}, 1)
 			if len(climb) > 0 && (len(es) == 0 || climb[0].start < es[0].start) {
 				es = climb
