@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/push"
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-obs/vigil/internal/drift"
@@ -19,6 +21,7 @@ type driftFlags struct {
 	method, bins          string
 	threshold             float64
 	asJSON                bool
+	push, model, job      string
 }
 
 func newDriftCmd(e *env) *cobra.Command {
@@ -40,7 +43,13 @@ baseline's standard deviation), ks and chisquare (with p-values). Without
 (categorical) for a baseline of at most 1000 rows, wasserstein or js above.
 Numeric features are binned by the baseline's deciles (--bins sturges or
 doane for equal-width bins). Drift is a score at or above the threshold, or
-a p-value below it; the exit status is 0 whether or not features drifted.`,
+a p-value below it; the exit status is 0 whether or not features drifted.
+
+--push URL sends the scores as vigil_feature_drift{model, feature, method}
+gauges to a Pushgateway or a running vigil serve (PUT to
+/metrics/job/<--job>/model/<--model>, replacing the group), the CronJob flow:
+vigil serve stores them, and the diagnosis reports model_drift when a score
+crosses its method's threshold.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDrift(cmd, e, f)
@@ -55,6 +64,9 @@ a p-value below it; the exit status is 0 whether or not features drifted.`,
 	fl.StringVar(&f.bins, "bins", "quantile", "numeric bins: quantile, sturges or doane")
 	fl.Float64Var(&f.threshold, "threshold", 0, "drift threshold on the score, or on the p-value for ks and chisquare (default: the method's)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	fl.StringVar(&f.push, "push", "", "push the scores to a Pushgateway or vigil serve at this URL")
+	fl.StringVar(&f.model, "model", "", "the model the features belong to (required with --push)")
+	fl.StringVar(&f.job, "job", "vigil-drift", "the job of the pushed group")
 	return cmd
 }
 
@@ -64,6 +76,9 @@ func runDrift(cmd *cobra.Command, e *env, f driftFlags) error {
 		return usagef("drift: --baseline FILE is required")
 	case f.current == "":
 		return usagef("drift: --current FILE is required")
+	}
+	if f.push != "" && f.model == "" {
+		return usagef("drift: --push needs --model NAME (the model the features belong to)")
 	}
 	m, err := drift.ParseMethod(f.method)
 	if err != nil {
@@ -77,6 +92,11 @@ func runDrift(cmd *cobra.Command, e *env, f driftFlags) error {
 			return usagef("drift: %s", msg)
 		}
 		return fmt.Errorf("drift: %s", msg)
+	}
+	if f.push != "" {
+		if err := pushDrift(f, rep); err != nil {
+			return err
+		}
 	}
 	if f.asJSON {
 		enc := json.NewEncoder(e.stdout)
@@ -108,4 +128,19 @@ func runDrift(cmd *cobra.Command, e *env, f driftFlags) error {
 	}
 	_, err = fmt.Fprintf(e.stdout, "%d of %d features drifted\n", rep.Drifted, rep.Total)
 	return err
+}
+
+// pushDrift sends the scores as vigil_feature_drift gauges to a Pushgateway
+// (or vigil serve's push endpoint), replacing the job and model's group;
+// the model label comes from the group.
+func pushDrift(f driftFlags, rep *drift.Report) error {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "vigil_feature_drift",
+		Help: "Drift score of a feature against its baseline, by `vigil drift`."}, []string{"feature", "method"})
+	for _, r := range rep.Features {
+		g.WithLabelValues(r.Feature, string(r.Method)).Set(r.Score)
+	}
+	if err := push.New(strings.TrimSuffix(f.push, "/"), f.job).Grouping("model", f.model).Collector(g).Push(); err != nil {
+		return fmt.Errorf("drift: push to %s: %w", f.push, err)
+	}
+	return nil
 }

@@ -5,13 +5,19 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/parquet-go/parquet-go"
+	"github.com/prometheus/prometheus/promql"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vigil-obs/vigil/internal/ingest/push"
+	"github.com/vigil-obs/vigil/internal/store"
 )
 
 // driftRow is one row of the Parquet fixtures.
@@ -171,4 +177,40 @@ func TestDriftBadInput(t *testing.T) {
 	f("ks on categorical", "method ks needs numbers", "--baseline", ref, "--current", ref, "--features", "c", "--method", "ks")
 	f("bad bins", `unknown bin rule "scott"`, "--baseline", ref, "--current", ref, "--bins", "scott")
 	f("bad parquet", "parquet", "--baseline", writeFile(t, dir, "bad.parquet", "PAR1 not really"), "--current", ref)
+}
+
+// TestDriftPush: --push sends the scores as vigil_feature_drift gauges to
+// Vigil's Pushgateway-compatible endpoint, where they are stored with the
+// job and model of the group; --push without --model is bad usage.
+func TestDriftPush(t *testing.T) {
+	dir := t.TempDir()
+	ref := writeFile(t, dir, "ref.csv", "x,color\n3,red\n2,blue\n2,blue\n")
+	cur := writeFile(t, dir, "cur.csv", "x,color\n1,red\n2,red\n3,red\n")
+
+	now := time.Now()
+	st, err := store.OpenEmbedded(store.DefaultEmbeddedConfig(filepath.Join(dir, "data")), func() time.Time { return now }, nil, nil)
+	require.NoError(t, err)
+	defer st.Close()
+	h, err := push.New(push.Options{Appendable: st, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+
+	r := runVigil(t, "", "drift", "--baseline", ref, "--current", cur, "--categorical", "x", "--method", "psi",
+		"--push", srv.URL, "--model", "fraud-v2")
+	require.NoError(t, r.err, r.stderr)
+	res, _, err := store.Query(t.Context(), st, `vigil_feature_drift`, now)
+	require.NoError(t, err)
+	vec, ok := res.(promql.Vector)
+	require.True(t, ok)
+	require.Len(t, vec, 2)
+	for _, s := range vec {
+		require.Equal(t, "vigil-drift", s.Metric.Get("job"))
+		require.Equal(t, "fraud-v2", s.Metric.Get("model"))
+		require.Equal(t, "psi", s.Metric.Get("method"))
+		if s.Metric.Get("feature") == "x" {
+			require.InDelta(t, 2.93, s.F, 0.01)
+		}
+	}
+	requireUsage(t, runVigil(t, "", "drift", "--baseline", ref, "--current", cur, "--push", srv.URL), "--push needs --model")
 }
