@@ -101,12 +101,12 @@ func (e *Engine) Diagnose(ctx context.Context, src Source, at time.Time) (*Repor
 		return nil, err
 	}
 	rep := &Report{At: at, Symptoms: []Symptom{}, Causes: []Cause{}, Findings: []Cause{}, Warnings: []string{}}
-	known := v.knownVocabularies()
-	if len(known) == 0 && e.opts.EntityLabel == "" {
+	known := len(v.knownVocabularies()) > 0 || v.have.Has(metricAccuracy) || v.have.Has(metricDrift)
+	if !known && e.opts.EntityLabel == "" {
 		v.warnf("no known vocabulary in the data (dcgm-exporter, kube-state-metrics, node-exporter, vLLM, ...): nothing to diagnose; to rank the entities of any metrics, name their label with --entity-label (e.g. --entity-label service)")
 	}
 	var cands []*candidate
-	if len(known) > 0 {
+	if known {
 		if err := v.prefetch(ctx, v.specs()); err != nil {
 			return nil, err
 		}

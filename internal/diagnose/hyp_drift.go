@@ -37,6 +37,11 @@ var accuracyFloor = detect.Floor{Rel: 0.005, Abs: 0.005}
 func hypDrift(ctx context.Context, an *analysis) ([]*candidate, error) {
 	cands := map[string]*candidate{}
 	get := func(ns, model string, step int) *candidate {
+		if ns == "" {
+			// A pushed score names the model only: the namespace that
+			// serves it.
+			ns = an.namespaceOfModel(model)
+		}
 		k := ns + "/" + model
 		c := cands[k]
 		if c == nil {
@@ -140,4 +145,20 @@ func modelLabels(lset labels.Labels) (ns, model string) {
 		model = lset.Get("model_name")
 	}
 	return ns, model
+}
+
+// namespaceOfModel returns the namespace that serves a model, or "" when
+// none or more than one does.
+func (an *analysis) namespaceOfModel(model string) string {
+	ns := ""
+	for _, m := range an.v.topo.Models {
+		if m.Name != model {
+			continue
+		}
+		if ns != "" && ns != m.Namespace {
+			return ""
+		}
+		ns = m.Namespace
+	}
+	return ns
 }
