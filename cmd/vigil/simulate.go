@@ -219,14 +219,8 @@ func simulateMicroservices(cmd *cobra.Command, e *env, f simulateFlags, start ti
 		return fmt.Errorf("simulate: %w", err)
 	}
 	c := g.Config()
-	rep := simulateReport{Scenario: f.scenario, Seed: c.Seed, Start: c.Start, End: c.Start.Add(c.Duration), Files: files}
-	for _, t := range g.Truth() {
-		rep.Faults = append(rep.Faults, sim.Fault(t))
-	}
-	for _, d := range g.Decoys() {
-		rep.Decoys = append(rep.Decoys, sim.Decoy(d))
-	}
-	return reportSimulation(e, f, rep)
+	return reportSimulation(e, f, simulateReport{Scenario: f.scenario, Seed: c.Seed, Start: c.Start, End: c.Start.Add(c.Duration),
+		Files: files, Faults: g.Truth(), Decoys: g.Decoys()})
 }
 
 // pinFaults applies --onset to every fault of sc and --node and --gpu to

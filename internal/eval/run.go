@@ -216,13 +216,7 @@ func (m microGenerator) Run(ctx context.Context, app storage.AppendableV2, opts 
 	}})
 }
 
-func (m microGenerator) Truth() []sim.Fault {
-	var out []sim.Fault
-	for _, f := range m.g.Truth() {
-		out = append(out, sim.Fault(f))
-	}
-	return out
-}
+func (m microGenerator) Truth() []sim.Fault { return m.g.Truth() }
 
 // timeToDetect diagnoses src every opts.Step from truth[i]'s onset up to
 // opts.Horizon after it (and not after end) and returns the time from the

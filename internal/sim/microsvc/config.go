@@ -1,6 +1,8 @@
 package microsvc
 
 import (
+	"github.com/vigil-obs/vigil/internal/sim"
+
 	"errors"
 	"fmt"
 	"math"
@@ -161,23 +163,9 @@ type FaultSpec struct {
 // ErrInvalidFault is wrapped by New's errors about a FaultSpec.
 var ErrInvalidFault = errors.New("invalid fault spec")
 
-// Fault is the ground truth of the injected fault, with internal/sim.Fault's
-// fields, so that truth.json reads the same.
-type Fault struct {
-	// Kind is KindMetricAnomaly.
-	Kind string `json:"kind"`
-	// Variant is the FaultSpec's Kind: cpu, memory or latency.
-	Variant string `json:"variant,omitempty"`
-	// Entity is the faulty service: {"service": NAME}.
-	Entity map[string]string `json:"entity"`
-	// Onset is when the fault starts.
-	Onset time.Time `json:"onset"`
-	// Severity is the size of the effect in (0, 1]: a saturated CPU, a
-	// six-fold leak or a one-second delay is 1; a subtle variant is a few
-	// hundredths.
-	Severity float64 `json:"severity"`
-	// Subtle: the effect is within 3× the healthy spread of its metric.
-	Subtle bool `json:"subtle"`
-	// Summary says what happens, in words.
-	Summary string `json:"summary"`
-}
+// Fault is the ground truth of the injected fault: internal/sim's, so that
+// truth.json reads the same. Kind is KindMetricAnomaly, Variant the
+// FaultSpec's Kind (cpu, memory or latency), Entity the faulty service
+// ({"service": NAME}); Severity is 1 for a saturated CPU, a six-fold leak or
+// a one-second delay, a few hundredths for a subtle variant.
+type Fault = sim.Fault

@@ -1,6 +1,8 @@
 package microsvc
 
 import (
+	"github.com/vigil-obs/vigil/internal/sim"
+
 	"fmt"
 	"time"
 )
@@ -24,18 +26,9 @@ const (
 )
 
 // Decoy is one benign event of a run, reported with the truth so that
-// tests and `vigil eval` can check that nobody blames it. It has
-// internal/sim.Decoy's fields.
-type Decoy struct {
-	// Kind is one of the Decoy* constants.
-	Kind string `json:"kind"`
-	// Entity is where it happens: {"service": NAME}.
-	Entity map[string]string `json:"entity"`
-	// At is when it happens (for standing decoys, the start of the run).
-	At time.Time `json:"at"`
-	// Summary says what it is.
-	Summary string `json:"summary"`
-}
+// tests and `vigil eval` can check that nobody blames it: internal/sim's,
+// with Entity {"service": NAME} and Kind one of the Decoy* constants.
+type Decoy = sim.Decoy
 
 // decoyPlan is where and when the decoys happen, in steps and service
 // indices.
