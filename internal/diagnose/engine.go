@@ -96,6 +96,7 @@ func New(opts Options) (*Engine, error) {
 // missing vocabularies give warnings, not errors.
 func (e *Engine) Diagnose(ctx context.Context, src Source, at time.Time) (*Report, error) {
 	at = at.UTC().Truncate(time.Millisecond)
+	began := time.Now()
 	v, err := e.open(ctx, src, at)
 	if err != nil {
 		return nil, err
@@ -132,6 +133,9 @@ func (e *Engine) Diagnose(ctx context.Context, src Source, at time.Time) (*Repor
 			rep.Healthy = false
 		}
 	}
+	e.opts.Logger.Debug("diagnosed", "at", at, "metrics", len(v.have), "reads", len(v.cache),
+		"symptoms", len(rep.Symptoms), "causes", len(rep.Causes), "findings", len(rep.Findings),
+		"took", time.Since(began).Round(time.Millisecond))
 	return rep, nil
 }
 
