@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/push"
@@ -22,6 +23,11 @@ type driftFlags struct {
 	threshold             float64
 	asJSON                bool
 	push, model, job      string
+	// The store mode: a histogram's two windows.
+	sourceFlags
+	metric, at            string
+	by                    []string
+	baseWindow, curWindow time.Duration
 }
 
 func newDriftCmd(e *env) *cobra.Command {
@@ -67,10 +73,24 @@ crosses its method's threshold.`,
 	fl.StringVar(&f.push, "push", "", "push the scores to a Pushgateway or vigil serve at this URL")
 	fl.StringVar(&f.model, "model", "", "the model the features belong to (required with --push)")
 	fl.StringVar(&f.job, "job", "vigil-drift", "the job of the pushed group")
+	fl.StringVar(&f.metric, "metric", "", "compare two windows of this histogram in a store instead of two files")
+	fl.StringArrayVar(&f.inputs, "input", nil, "with --metric: a metrics file to read (repeatable; - is standard input)")
+	fl.StringVar(&f.prometheus, "prometheus", "", "with --metric: a Prometheus-compatible API to read")
+	fl.StringVar(&f.server, "server", "", "with --metric: a running Vigil to read")
+	fl.StringVar(&f.at, "at", "", "with --metric: the end of the current window (default now, or the newest sample of --input)")
+	fl.StringSliceVar(&f.by, "by", nil, "with --metric: labels that split the histogram into features (default: one feature)")
+	fl.DurationVar(&f.baseWindow, "baseline-window", time.Hour, "with --metric: the baseline window, ending where the current one starts")
+	fl.DurationVar(&f.curWindow, "current-window", 15*time.Minute, "with --metric: the current window, ending at --at")
 	return cmd
 }
 
 func runDrift(cmd *cobra.Command, e *env, f driftFlags) error {
+	if f.metric != "" {
+		return runDriftMetric(cmd, e, f)
+	}
+	if f.count() > 0 {
+		return usagef("drift: --input, --prometheus and --server go with --metric NAME")
+	}
 	switch {
 	case f.baseline == "":
 		return usagef("drift: --baseline FILE is required")
@@ -93,6 +113,11 @@ func runDrift(cmd *cobra.Command, e *env, f driftFlags) error {
 		}
 		return fmt.Errorf("drift: %s", msg)
 	}
+	return writeDrift(e, f, rep)
+}
+
+// writeDrift pushes (with --push) and prints a report.
+func writeDrift(e *env, f driftFlags, rep *drift.Report) error {
 	if f.push != "" {
 		if err := pushDrift(f, rep); err != nil {
 			return err
@@ -126,7 +151,7 @@ func runDrift(cmd *cobra.Command, e *env, f driftFlags) error {
 			fmt.Fprintf(e.stdout, "note: %s: %s\n", r.Feature, r.Note)
 		}
 	}
-	_, err = fmt.Fprintf(e.stdout, "%d of %d features drifted\n", rep.Drifted, rep.Total)
+	_, err := fmt.Fprintf(e.stdout, "%d of %d features drifted\n", rep.Drifted, rep.Total)
 	return err
 }
 

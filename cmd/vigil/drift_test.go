@@ -214,3 +214,67 @@ func TestDriftPush(t *testing.T) {
 	}
 	requireUsage(t, runVigil(t, "", "drift", "--baseline", ref, "--current", cur, "--push", srv.URL), "--push needs --model")
 }
+
+// promptHistogram writes 90 minutes of a prompt-length histogram for two
+// models at 15 s; model "a"'s prompts grow in the last 15 minutes.
+func promptHistogram(t *testing.T, dir string) (string, time.Time) {
+	t.Helper()
+	start := time.Date(2026, 11, 12, 1, 0, 0, 0, time.UTC)
+	end := start.Add(90 * time.Minute)
+	les := []string{"128", "512", "2048", "+Inf"}
+	var b strings.Builder
+	b.WriteString("# TYPE vllm:request_prompt_tokens histogram\n")
+	type key struct{ model, le string }
+	cum := map[key]float64{}
+	for ts := start; !ts.After(end); ts = ts.Add(15 * time.Second) {
+		for _, model := range []string{"a", "b"} {
+			// Per scrape: 10 short, 6 medium, 2 long prompts; model a's
+			// shift to 2 short, 6 medium, 10 long.
+			add := []float64{10, 6, 2, 0}
+			if model == "a" && ts.After(end.Add(-15*time.Minute)) {
+				add = []float64{2, 6, 10, 0}
+			}
+			run := 0.0
+			for i, le := range les {
+				run += add[i]
+				cum[key{model, le}] += run
+			}
+		}
+		for _, model := range []string{"a", "b"} {
+			for _, le := range les {
+				fmt.Fprintf(&b, "vllm:request_prompt_tokens_bucket{model_name=%q,le=%q} %g %d\n", model, le, cum[key{model, le}], ts.Unix())
+			}
+		}
+	}
+	b.WriteString("# EOF\n")
+	return writeFile(t, dir, "prompts.om", b.String()), end
+}
+
+// TestDriftMetric: --metric compares a histogram's last window with the
+// one before it in a store, one feature per --by value.
+func TestDriftMetric(t *testing.T) {
+	path, end := promptHistogram(t, t.TempDir())
+	out := decodeDrift(t, runVigil(t, "", "drift", "--metric", "vllm:request_prompt_tokens", "--input", path,
+		"--by", "model_name", "--json"))
+	require.Equal(t, 2, out.Total)
+	require.Equal(t, 1, out.Drifted)
+	a, b := out.Features[0], out.Features[1]
+	require.Equal(t, `vllm:request_prompt_tokens{model_name="a"}`, a["feature"])
+	require.Equal(t, "psi", a["method"])
+	require.Equal(t, true, a["drift"])
+	require.Greater(t, a["score"], 0.25)
+	require.Equal(t, false, b["drift"])
+	require.Less(t, b["score"], 0.01)
+
+	// Before the shift, nothing drifted; chisquare has a p-value.
+	out = decodeDrift(t, runVigil(t, "", "drift", "--metric", "vllm:request_prompt_tokens", "--input", path,
+		"--by", "model_name", "--at", end.Add(-20*time.Minute).Format(time.RFC3339), "--method", "chisquare", "--json"))
+	require.Zero(t, out.Drifted)
+	require.Contains(t, out.Features[0], "p_value")
+
+	requireUsage(t, runVigil(t, "", "drift", "--metric", "vllm:request_prompt_tokens", "--input", path, "--method", "ks"), "needs the values")
+	requireUsage(t, runVigil(t, "", "drift", "--metric", "nope", "--input", path), "no series of nope_bucket")
+	requireUsage(t, runVigil(t, "", "drift", "--metric", "vllm:request_prompt_tokens"), "exactly one of --input")
+	requireUsage(t, runVigil(t, "", "drift", "--input", path), "go with --metric")
+	requireUsage(t, runVigil(t, "", "drift", "--metric", "x", "--input", path, "--by", "le"), "--by")
+}
