@@ -542,28 +542,7 @@ func (f *feature) result(o Options) (Result, error) {
 		}
 	default:
 		rc, cc := f.counts()
-		rs, cs := shareOf(rc), shareOf(cc)
-		switch f.method {
-		case MethodPSI:
-			r.Score = PSI(rs, cs)
-			r.Level = "none"
-			switch {
-			case r.Score >= PSISignificant:
-				r.Level = "significant"
-			case r.Score >= PSIModerate:
-				r.Level = "moderate"
-			}
-		case MethodKL:
-			r.Score = KL(rs, cs)
-		case MethodJS:
-			r.Score = JS(rs, cs)
-		case MethodHellinger:
-			r.Score = Hellinger(rs, cs)
-		case MethodLInf:
-			r.Score = LInf(rs, cs)
-		case MethodChiSquare:
-			r.Score, p = ChiSquare(rc, cc)
-		}
+		p = scoreBinned(&r, f.method, rc, cc)
 	}
 	if math.IsNaN(r.Score) || math.IsInf(r.Score, 0) || math.IsNaN(p) {
 		return r, fmt.Errorf("%s gave a non-finite score", f.method)

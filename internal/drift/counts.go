@@ -39,6 +39,18 @@ func CompareCounts(feature string, ref, cur []float64, m Method, threshold float
 	}
 	r := Result{Feature: feature, Method: m, Type: "histogram", Threshold: threshold,
 		ReferenceRows: int64(math.Round(rt)), CurrentRows: int64(math.Round(ct)), Exact: true}
+	p := scoreBinned(&r, m, ref, cur)
+	if m.HasPValue() {
+		r.PValue, r.Drift = &p, p < threshold
+	} else {
+		r.Drift = r.Score >= threshold
+	}
+	return r, nil
+}
+
+// scoreBinned scores counts per bin with a binned method into r (Score,
+// and Level for PSI) and returns the p-value where the method has one.
+func scoreBinned(r *Result, m Method, ref, cur []float64) (p float64) {
 	rs, cs := shareOf(ref), shareOf(cur)
 	switch m {
 	case MethodPSI:
@@ -59,13 +71,7 @@ func CompareCounts(feature string, ref, cur []float64, m Method, threshold float
 	case MethodLInf:
 		r.Score = LInf(rs, cs)
 	case MethodChiSquare:
-		stat, p := ChiSquare(ref, cur)
-		r.Score, r.PValue = stat, &p
+		r.Score, p = ChiSquare(ref, cur)
 	}
-	if m.HasPValue() {
-		r.Drift = *r.PValue < threshold
-	} else {
-		r.Drift = r.Score >= threshold
-	}
-	return r, nil
+	return p
 }
