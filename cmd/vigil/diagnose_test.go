@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vigil-obs/vigil/internal/diagnose"
+	"github.com/vigil-obs/vigil/internal/eval"
 	"github.com/vigil-obs/vigil/internal/sim"
 )
 
@@ -111,21 +112,6 @@ func diagnoseJSON(t *testing.T, args ...string) (diagnose.Report, result) {
 	return decodeOne[diagnose.Report](t, r.stdout), r
 }
 
-// agrees tells whether a called entity names the truth's: every key both
-// have has the same value, and they share one.
-func agrees(truth, call map[string]string) bool {
-	shared := 0
-	for k, v := range truth {
-		if cv, ok := call[k]; ok {
-			if cv != v {
-				return false
-			}
-			shared++
-		}
-	}
-	return shared > 0
-}
-
 // requireNames checks that the report's rank-1 cause (or finding, when
 // there is no cause) is the fault.
 func requireNames(t *testing.T, rep diagnose.Report, f sim.Fault) {
@@ -137,7 +123,7 @@ func requireNames(t *testing.T, rep diagnose.Report, f sim.Fault) {
 	require.NotEmpty(t, list, "no cause and no finding; symptoms %v", rep.Symptoms)
 	c := list[0]
 	require.Equal(t, f.Kind, c.Kind, "rank 1 is %s %v (%.2f)", c.Kind, c.Entity, c.Confidence)
-	require.True(t, agrees(f.Entity, c.Entity), "rank 1 names %v, the fault is on %v", c.Entity, f.Entity)
+	require.True(t, eval.EntityMatch(f.Entity, c.Entity), "rank 1 names %v, the fault is on %v", c.Entity, f.Entity)
 	require.GreaterOrEqual(t, c.Confidence, 0.5)
 	require.False(t, rep.Healthy)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vigil-obs/vigil/internal/diagnose"
+	"github.com/vigil-obs/vigil/internal/eval"
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/store"
 )
@@ -60,22 +61,6 @@ func diagnoseAt(t testing.TB, src diagnose.Source, at time.Time) *diagnose.Repor
 	rep, err := eng.Diagnose(t.Context(), src, at)
 	require.NoError(t, err)
 	return rep
-}
-
-// agrees tells whether a called entity names the truth's: every key both
-// have has the same value, and they share at least one key (so a {node}
-// call of a {node, gpu} fault agrees, a call of another GPU does not).
-func agrees(truth, call map[string]string) bool {
-	shared := 0
-	for k, v := range truth {
-		if cv, ok := call[k]; ok {
-			if cv != v {
-				return false
-			}
-			shared++
-		}
-	}
-	return shared > 0
 }
 
 // top is the report's rank-1 cause, or its rank-1 finding when it has no
@@ -150,7 +135,7 @@ func TestDiagnoseFaults(t *testing.T) {
 				c, ok := top(rep)
 				require.True(t, ok, "no cause and no finding for %s %v\n%s", truth.Kind, truth.Entity, brief(rep))
 				require.Equal(t, truth.Kind, c.Kind, "truth %v\n%s", truth.Entity, brief(rep))
-				require.True(t, agrees(truth.Entity, c.Entity), "rank 1 names %v, the truth is %v\n%s", c.Entity, truth.Entity, brief(rep))
+				require.True(t, eval.EntityMatch(truth.Entity, c.Entity), "rank 1 names %v, the truth is %v\n%s", c.Entity, truth.Entity, brief(rep))
 				require.GreaterOrEqual(t, c.Confidence, 0.5, brief(rep))
 				require.False(t, rep.Healthy, brief(rep))
 				requireContract(t, run, rep)
@@ -191,11 +176,11 @@ func TestDiagnoseHealthy(t *testing.T) {
 func requireNoDecoyCalled(t *testing.T, run *simRun, rep *diagnose.Report) {
 	t.Helper()
 	for _, c := range append(slices.Clone(rep.Causes), rep.Findings...) {
-		if c.Confidence < 0.5 || slices.ContainsFunc(run.truth, func(f sim.Fault) bool { return agrees(f.Entity, c.Entity) }) {
+		if c.Confidence < 0.5 || slices.ContainsFunc(run.truth, func(f sim.Fault) bool { return eval.EntityMatch(f.Entity, c.Entity) }) {
 			continue
 		}
 		for _, d := range run.sim.Decoys() {
-			require.False(t, agrees(d.Entity, c.Entity), "decoy %s (%s) called as %s %v %.2f", d.Kind, d.Summary, c.Kind, c.Entity, c.Confidence)
+			require.False(t, eval.EntityMatch(d.Entity, c.Entity), "decoy %s (%s) called as %s %v %.2f", d.Kind, d.Summary, c.Kind, c.Entity, c.Confidence)
 		}
 	}
 }

@@ -103,7 +103,7 @@ func judge(c Case, cfg sim.Config, truth []sim.Fault, rep *diagnose.Report) *Cas
 			first := list.causes[0]
 			call := Call{Kind: first.Kind, Entity: cloneEntity(first.Entity), Confidence: first.Confidence}
 			for _, f := range truth {
-				call.Correct = call.Correct || entityMatch(f.Entity, first.Entity)
+				call.Correct = call.Correct || EntityMatch(f.Entity, first.Entity)
 			}
 			r.Calls = append(r.Calls, call)
 		}
@@ -111,7 +111,7 @@ func judge(c Case, cfg sim.Config, truth []sim.Fault, rep *diagnose.Report) *Cas
 	for i, f := range truth {
 		fr := FaultResult{Kind: f.Kind, Variant: f.Variant, Entity: cloneEntity(f.Entity), Onset: f.Onset, Rank: bestRank(truth, i, rep)}
 		for _, call := range r.Calls {
-			fr.Called = fr.Called || entityMatch(f.Entity, call.Entity)
+			fr.Called = fr.Called || EntityMatch(f.Entity, call.Entity)
 		}
 		r.Faults = append(r.Faults, fr)
 	}

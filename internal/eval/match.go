@@ -13,12 +13,12 @@ var canonicalKeys = []string{"node", "gpu", "gpu_instance", "uuid", "pod", "name
 // of them are about different things, whatever else they share.
 var identifyingKeys = []string{"node", "pod", "workload", "model", "service"}
 
-// entityMatch tells whether a called entity names the truth's entity: every
+// EntityMatch tells whether a called entity names the truth's entity: every
 // canonical key present in both has the same value, and they share at
 // least one identifying key. A node-level call of a GPU fault matches
 // ({node} against {node, gpu}); a call of another GPU of the same node does
 // not.
-func entityMatch(truth, call map[string]string) bool {
+func EntityMatch(truth, call map[string]string) bool {
 	for _, k := range canonicalKeys {
 		tv, inTruth := truth[k]
 		cv, inCall := call[k]
@@ -39,7 +39,7 @@ func entityMatch(truth, call map[string]string) bool {
 // matches tells whether a cause or finding names the fault: the same kind
 // and a matching entity.
 func matches(f sim.Fault, c diagnose.Cause) bool {
-	return f.Kind == c.Kind && entityMatch(f.Entity, c.Entity)
+	return f.Kind == c.Kind && EntityMatch(f.Entity, c.Entity)
 }
 
 // effectiveRank is the rank at which list names truth[i], not counting the

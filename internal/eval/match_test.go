@@ -14,7 +14,7 @@ import (
 func TestEntityMatch(t *testing.T) {
 	f := func(truth, call map[string]string, want bool) {
 		t.Helper()
-		require.Equal(t, want, entityMatch(truth, call), "truth %v, call %v", truth, call)
+		require.Equal(t, want, EntityMatch(truth, call), "truth %v, call %v", truth, call)
 	}
 	gpu := map[string]string{"node": "gpu-node-06", "gpu": "3"}
 	f(gpu, map[string]string{"node": "gpu-node-06", "gpu": "3"}, true)
