@@ -19,6 +19,8 @@ type analysis struct {
 	cands []*candidate
 	// peer caches peer deviations by signal and job.
 	peer map[string]map[string]deviation
+	// xids caches the XID events (several hypotheses read them).
+	xids *[]xidEvent
 }
 
 // symptomRec is a symptom and what it touches, to link causes to it.

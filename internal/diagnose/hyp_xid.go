@@ -26,6 +26,19 @@ type xidEvent struct {
 // the first sample, or at the first sample of a series that appears later
 // (an exporter restart), is history.
 func (an *analysis) xidEvents(ctx context.Context) ([]xidEvent, error) {
+	if an.xids != nil {
+		return *an.xids, nil
+	}
+	evs, err := an.readXIDEvents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	an.xids = &evs
+	return evs, nil
+}
+
+// readXIDEvents is xidEvents without the cache.
+func (an *analysis) readXIDEvents(ctx context.Context) ([]xidEvent, error) {
 	var out []xidEvent
 	t, err := an.v.sig(ctx, "gpu.xid")
 	if err != nil {
