@@ -1,0 +1,253 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"net/url"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/notifier"
+	"github.com/prometheus/prometheus/rules"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/diagnose"
+	"github.com/vigil-obs/vigil/internal/incident"
+)
+
+// Labels of generated rules the watcher reads (internal/slo writes them).
+const (
+	labelSeverity = "severity"
+	labelSymptom  = "vigil_symptom"
+)
+
+// Cycle evaluates once at at (data clock): the rule groups, the
+// diagnosis, the incidents, and the notifications due at the wall clock's
+// now. Cycles do not overlap.
+func (w *Watcher) Cycle(ctx context.Context, at time.Time) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	began := time.Now()
+	wall := w.opts.Wall()
+	w.offset = wall.Sub(at)
+	for _, g := range w.groups {
+		g.Eval(ctx, at)
+	}
+	if !w.restored {
+		// As Prometheus's rule manager does after its first evaluation:
+		// alerts that were pending or firing before a restart keep their
+		// `for` progress (from the ALERTS_FOR_STATE series).
+		for _, g := range w.groups {
+			g.RestoreForState(at)
+		}
+		w.restored = true
+	}
+	rep, err := w.opts.Engine.Diagnose(ctx, w.opts.Source, at)
+	var obs []incident.Observation
+	switch {
+	case errors.Is(err, diagnose.ErrNoData):
+		if w.sawData {
+			obs = append(obs, blind(at))
+		}
+		rep = nil
+	case err != nil:
+		w.metrics.failures.Inc()
+		return fmt.Errorf("diagnose at %s: %w", at.Format(time.RFC3339), err)
+	default:
+		w.sawData = true
+		obs = append(obs, fromReport(rep, w.opts.FindingConfidence, w.ticketFiring)...)
+	}
+	obs = append(obs, w.fromRules(rep)...)
+	changes, err := w.opts.Tracker.Observe(at, wall, obs)
+	if err != nil {
+		w.metrics.failures.Inc()
+		return err
+	}
+	for _, c := range changes {
+		w.metrics.changes.WithLabelValues(c.What).Inc()
+	}
+	w.lastRep, w.lastAt = rep, at
+	if err := w.notify(wall); err != nil {
+		return err
+	}
+	w.metrics.cycles.Inc()
+	w.metrics.duration.Observe(time.Since(began).Seconds())
+	w.metrics.last.Set(float64(at.UnixMilli()) / 1000)
+	return nil
+}
+
+// blind is the observation of a Vigil that receives nothing any more.
+func blind(at time.Time) incident.Observation {
+	return incident.Observation{
+		Kind: incident.KindBlind, Entity: diagnose.Entity{}, Severity: incident.SeverityPage, Since: at,
+		Summary: "Vigil receives no telemetry: no sample arrived in the diagnosis window; every target may be down or unreachable",
+		Source:  "watch",
+	}
+}
+
+// ticketFiring reports whether the ticket for a cause kind on an entity is
+// open.
+func (w *Watcher) ticketFiring(kind string, e diagnose.Entity) bool {
+	i, ok := w.opts.Tracker.Get(incident.ID(kind, e))
+	return ok && i.Firing()
+}
+
+// fromReport turns the engine's symptoms into page observations with the
+// causes that explain them, and confident findings (problems with no
+// symptom yet: a degrading part, Vigil blind to a node) into tickets. A
+// finding that becomes the cause of a symptom keeps its ticket open: the
+// part is still broken, now with user impact (which pages).
+func fromReport(rep *diagnose.Report, findingConfidence float64, open func(string, diagnose.Entity) bool) []incident.Observation {
+	var out []incident.Observation
+	for n, s := range rep.Symptoms {
+		var causes []diagnose.Cause
+		for _, c := range rep.Causes {
+			if slices.Contains(c.Explains, n) {
+				causes = append(causes, c)
+			}
+		}
+		out = append(out, incident.Observation{
+			Kind: s.Kind, Entity: s.Entity, Severity: incident.SeverityPage, Since: s.Since,
+			Summary: s.Summary, Source: "engine", Causes: causes,
+		})
+	}
+	for _, f := range rep.Findings {
+		if f.Confidence < findingConfidence {
+			continue
+		}
+		out = append(out, ticket(f))
+	}
+	for _, c := range rep.Causes {
+		if c.Confidence >= findingConfidence && open(c.Kind, c.Entity) {
+			out = append(out, ticket(c))
+		}
+	}
+	return out
+}
+
+// ticket is the observation of a cause or finding on its own.
+func ticket(f diagnose.Cause) incident.Observation {
+	{
+		var since time.Time
+		if f.Since != nil {
+			since = *f.Since
+		}
+		return incident.Observation{
+			Kind: f.Kind, Entity: f.Entity, Severity: incident.SeverityTicket, Since: since,
+			Summary: f.Summary, Source: "engine", Causes: []diagnose.Cause{f},
+		}
+	}
+}
+
+// fromRules turns firing page-severity rule alerts (burning SLOs, the
+// composite user-impact alerts) into observations: their symptom kind is
+// the vigil_symptom label (slo_burn by default), their entity the
+// canonical labels, their causes the diagnosis's.
+func (w *Watcher) fromRules(rep *diagnose.Report) []incident.Observation {
+	var out []incident.Observation
+	for _, r := range w.AlertingRules() {
+		for _, a := range r.ActiveAlerts() {
+			if a.State != rules.StateFiring || a.Labels.Get(labelSeverity) != incident.SeverityPage {
+				continue
+			}
+			kind := a.Labels.Get(labelSymptom)
+			if kind == "" {
+				kind = diagnose.SymptomSLOBurn
+			}
+			e := ruleEntity(a.Labels)
+			summary := a.Annotations.Get("summary")
+			if summary == "" {
+				summary = r.Name() + " is firing"
+			}
+			o := incident.Observation{
+				Kind: kind, Entity: e, Severity: incident.SeverityPage, Since: a.FiredAt,
+				Summary: summary, Source: "rule:" + r.Name(),
+			}
+			if rep != nil {
+				o.Causes = rep.Causes
+			}
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// labelKeys maps the labels rule alerts carry to canonical entity keys:
+// the keys themselves, and the aliases a rule keeps when it aggregates
+// raw exporter series (vLLM's model_name, dcgm-exporter's Hostname).
+var labelKeys = func() map[string]string {
+	m := map[string]string{
+		"model_name": catalog.KeyModel, "Hostname": catalog.KeyNode, "hostname": catalog.KeyNode,
+		"exported_namespace": catalog.KeyNamespace, "exported_pod": catalog.KeyPod,
+	}
+	for _, k := range catalog.EntityKeys() {
+		m[k] = k
+	}
+	return m
+}()
+
+// ruleEntity is the entity a rule alert's labels name; a canonical key
+// wins over an alias of it.
+func ruleEntity(ls labels.Labels) diagnose.Entity {
+	e := diagnose.Entity{}
+	ls.Range(func(l labels.Label) {
+		if k, ok := labelKeys[l.Name]; ok && l.Value != "" {
+			if _, taken := e[k]; !taken || k == l.Name {
+				e[k] = l.Value
+			}
+		}
+	})
+	return e
+}
+
+// notify hands the due incident alerts to the sender.
+func (w *Watcher) notify(wall time.Time) error {
+	if w.opts.Sender == nil {
+		return nil
+	}
+	due := w.opts.Tracker.Due(wall, w.opts.ResendInterval, w.opts.ExternalURL)
+	if len(due) == 0 {
+		return nil
+	}
+	out := make([]*notifier.Alert, 0, len(due))
+	for _, a := range due {
+		out = append(out, &notifier.Alert{
+			Labels: labels.FromMap(a.Labels), Annotations: labels.FromMap(a.Annotations),
+			StartsAt: a.StartsAt, EndsAt: a.EndsAt, GeneratorURL: a.GeneratorURL,
+		})
+	}
+	w.opts.Sender.Send(out...)
+	return w.opts.Tracker.MarkSent(wall, due)
+}
+
+// notifyRules sends the rule alerts that are not incidents (tickets, the
+// watchdog) as Prometheus does, with their times moved onto the wall clock.
+// Page alerts go out as incidents, with their diagnosis.
+func (w *Watcher) notifyRules(_ context.Context, expr string, alerts ...*rules.Alert) {
+	if w.opts.Sender == nil {
+		return
+	}
+	var out []*notifier.Alert
+	for _, a := range alerts {
+		if a.Labels.Get(labelSeverity) == incident.SeverityPage {
+			continue
+		}
+		n := &notifier.Alert{
+			Labels: a.Labels.Copy(), Annotations: a.Annotations.Copy(),
+			StartsAt:     a.FiredAt.Add(w.offset),
+			GeneratorURL: w.opts.ExternalURL + "/graph?g0.expr=" + url.QueryEscape(expr),
+		}
+		if !a.ResolvedAt.IsZero() {
+			n.EndsAt = a.ResolvedAt.Add(w.offset)
+		} else {
+			n.EndsAt = a.ValidUntil.Add(w.offset)
+		}
+		out = append(out, n)
+	}
+	if len(out) > 0 {
+		w.opts.Sender.Send(out...)
+	}
+}

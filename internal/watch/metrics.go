@@ -1,0 +1,37 @@
+package watch
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+type metrics struct {
+	cycles, failures prometheus.Counter
+	changes          *prometheus.CounterVec
+	duration         prometheus.Histogram
+	last             prometheus.Gauge
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		cycles: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_watch_cycles_total", Help: "Evaluation cycles completed (rules, symptoms, diagnosis, incidents).",
+		}),
+		failures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_watch_cycle_failures_total", Help: "Evaluation cycles that failed.",
+		}),
+		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_incident_changes_total", Help: "Incidents opened, re-diagnosed and resolved.",
+		}, []string{"change"}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "vigil_watch_cycle_duration_seconds", Help: "Wall time of one evaluation cycle.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60},
+		}),
+		last: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vigil_watch_last_evaluation_timestamp_seconds", Help: "Data-clock time of the latest evaluation cycle.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.cycles, m.failures, m.changes, m.duration, m.last)
+	}
+	return m
+}
