@@ -73,7 +73,7 @@ type Watcher struct {
 	groups  []*rules.Group
 	metrics *metrics
 
-	mu        sync.Mutex // one cycle at a time
+	mu       sync.Mutex // one cycle at a time
 	restored bool
 	sawData  bool
 	// offset is the wall clock minus the data clock at this cycle: rule
