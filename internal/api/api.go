@@ -55,6 +55,15 @@ type Options struct {
 	// Targets, when set, serves /api/v1/targets, /api/v1/scrape_pools and
 	// the metadata of scraped targets at /api/v1/metadata.
 	Targets Targets
+	// Rules, when set, serves /api/v1/rules and the rules' alerts.
+	Rules apiv1.RulesRetriever
+	// Alertmanagers, when set, serves /api/v1/alertmanagers.
+	Alertmanagers apiv1.AlertmanagerRetriever
+	// Incidents, when set, serves /api/v1/incidents and adds the firing
+	// incidents to /api/v1/alerts.
+	Incidents Incidents
+	// Extra handlers mounted by path (e.g. the trace and log API).
+	Extra map[string]http.Handler
 }
 
 // Targets is what the API reads from the scrape manager.
@@ -85,6 +94,14 @@ func New(opts Options) (*Handler, error) {
 	h := &Handler{mux: http.NewServeMux(), start: time.Now()}
 
 	admin := adminStats(opts.Store)
+	var rulesR apiv1.RulesRetriever = noRules{}
+	if opts.Rules != nil {
+		rulesR = opts.Rules
+	}
+	var ams apiv1.AlertmanagerRetriever = noAlertmanagers{}
+	if opts.Alertmanagers != nil {
+		ams = opts.Alertmanagers
+	}
 	var targets Targets = noTargets{}
 	if opts.Targets != nil {
 		targets = opts.Targets
@@ -97,7 +114,7 @@ func New(opts Options) (*Handler, error) {
 		exemplarQueryable(opts.Store),
 		func(context.Context) apiv1.ScrapePoolsRetriever { return targets },
 		func(context.Context) apiv1.TargetRetriever { return targets },
-		func(context.Context) apiv1.AlertmanagerRetriever { return noAlertmanagers{} },
+		func(context.Context) apiv1.AlertmanagerRetriever { return ams },
 		func() config.Config { return config.DefaultConfig },
 		opts.Flags,
 		apiv1.GlobalURLOptions{ListenAddress: opts.ListenAddress, Host: opts.ListenAddress, Scheme: "http"},
@@ -108,7 +125,7 @@ func New(opts Options) (*Handler, error) {
 		false, // search API off
 		0,
 		opts.Logger.With("component", "api"),
-		func(context.Context) apiv1.RulesRetriever { return noRules{} },
+		func(context.Context) apiv1.RulesRetriever { return rulesR },
 		0, 0, 0, // remote read limits: unused
 		false,
 		nil,
@@ -138,6 +155,14 @@ func New(opts Options) (*Handler, error) {
 	h.mux.Handle("/api/v1/", r)
 	if opts.Write != nil {
 		h.mux.Handle("/api/v1/write", opts.Write)
+	}
+	if opts.Incidents != nil {
+		h.mux.Handle("/api/v1/incidents", h.readyWrap(serveIncidents(opts.Incidents)))
+		h.mux.Handle("/api/v1/incidents/", h.readyWrap(serveIncidents(opts.Incidents)))
+		h.mux.Handle("GET /api/v1/alerts", h.readyWrap(serveAlerts(rulesR.AlertingRules, opts.Incidents)))
+	}
+	for path, hd := range opts.Extra {
+		h.mux.Handle(path, hd)
 	}
 	if opts.Push != nil {
 		h.mux.Handle("/metrics/job/", opts.Push)

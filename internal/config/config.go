@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -22,6 +23,11 @@ type Config struct {
 	Self    SelfConfig    `yaml:"self_monitoring"`
 	// Limits protect the remote-write receiver.
 	Limits remotewrite.Limits `yaml:"limits"`
+	// Evaluation configures the continuous evaluation: SLO rules,
+	// symptoms, diagnosis, incidents.
+	Evaluation EvaluationConfig `yaml:"evaluation"`
+	// Alerting says where incidents and alerts are sent.
+	Alerting AlertingConfig `yaml:"alerting"`
 	// Scrape holds the Prometheus sections of the file (global,
 	// scrape_configs, scrape_config_files), read by Prometheus's own
 	// loader; nil when the file has none.
@@ -69,6 +75,41 @@ type SelfConfig struct {
 	Interval model.Duration `yaml:"interval"`
 }
 
+// EvaluationConfig configures the continuous evaluation of `vigil serve`.
+type EvaluationConfig struct {
+	// Enabled runs it.
+	Enabled bool `yaml:"enabled"`
+	// Interval is how often rules, symptoms and the diagnosis run.
+	Interval model.Duration `yaml:"interval"`
+	// Window is how far back each diagnosis looks.
+	Window model.Duration `yaml:"window"`
+	// ResolveAfter is how long an incident must go unseen to resolve.
+	ResolveAfter model.Duration `yaml:"resolve_after"`
+	// FindingConfidence is the confidence from which a finding (a problem
+	// with no symptom yet) opens a ticket.
+	FindingConfidence float64 `yaml:"finding_confidence"`
+	// SLOFile is an SLO spec (see docs/slo.md); empty: the built-in AI SLO
+	// presets.
+	SLOFile string `yaml:"slo_file"`
+	// SLOPresets evaluates the built-in presets when SLOFile is empty.
+	SLOPresets bool `yaml:"slo_presets"`
+}
+
+// AlertingConfig says where incidents and rule alerts go.
+type AlertingConfig struct {
+	// Alertmanagers are Alertmanager base URLs (API v2).
+	Alertmanagers []string `yaml:"alertmanagers"`
+	// Webhooks receive Alertmanager's webhook payload.
+	Webhooks []string `yaml:"webhooks"`
+	// ResendInterval is how often firing alerts are re-sent.
+	ResendInterval model.Duration `yaml:"resend_interval"`
+	// Timeout bounds one send.
+	Timeout model.Duration `yaml:"timeout"`
+	// ExternalURL is the base of the links in alerts (default: the
+	// listen address).
+	ExternalURL string `yaml:"external_url"`
+}
+
 // Default returns the configuration used when no file is given.
 func Default() Config {
 	return Config{
@@ -94,6 +135,18 @@ func Default() Config {
 			Interval: model.Duration(15 * time.Second),
 		},
 		Limits: remotewrite.DefaultLimits(),
+		Evaluation: EvaluationConfig{
+			Enabled:           true,
+			Interval:          model.Duration(30 * time.Second),
+			Window:            model.Duration(time.Hour),
+			ResolveAfter:      model.Duration(2 * time.Minute),
+			FindingConfidence: 0.8,
+			SLOPresets:        true,
+		},
+		Alerting: AlertingConfig{
+			ResendInterval: model.Duration(time.Minute),
+			Timeout:        model.Duration(10 * time.Second),
+		},
 	}
 }
 
@@ -140,6 +193,12 @@ func (c *Config) Validate() error {
 	case c.Self.Enabled && c.Self.Interval < model.Duration(time.Second):
 		return fieldErr("self_monitoring.interval", "must be at least 1s, got %s", c.Self.Interval)
 	}
+	if err := c.Evaluation.validate(); err != nil {
+		return err
+	}
+	if err := c.Alerting.validate(); err != nil {
+		return err
+	}
 	if err := c.Limits.Validate(); err != nil {
 		var le *remotewrite.LimitError
 		if errors.As(err, &le) {
@@ -174,4 +233,57 @@ func fmtDuration(d model.Duration) string {
 		return "-" + (-d).String()
 	}
 	return d.String()
+}
+
+func (e EvaluationConfig) validate() error {
+	switch {
+	case !e.Enabled:
+		return nil
+	case e.Interval < model.Duration(time.Second):
+		return fieldErr("evaluation.interval", "must be at least 1s, got %s", e.Interval)
+	case e.Window < e.Interval:
+		return fieldErr("evaluation.window", "%s is shorter than evaluation.interval (%s)", e.Window, e.Interval)
+	case e.ResolveAfter <= 0:
+		return fieldErr("evaluation.resolve_after", "must be positive, got %s", e.ResolveAfter)
+	case e.FindingConfidence <= 0 || e.FindingConfidence > 1:
+		return fieldErr("evaluation.finding_confidence", "must be in (0, 1], got %g", e.FindingConfidence)
+	}
+	return nil
+}
+
+func (a AlertingConfig) validate() error {
+	for field, urls := range map[string][]string{"alerting.alertmanagers": a.Alertmanagers, "alerting.webhooks": a.Webhooks} {
+		for i, u := range urls {
+			if err := validateURL(u); err != nil {
+				return fieldErr(fmt.Sprintf("%s[%d]", field, i), "%v", err)
+			}
+		}
+	}
+	switch {
+	case a.ResendInterval < model.Duration(time.Second):
+		return fieldErr("alerting.resend_interval", "must be at least 1s, got %s", a.ResendInterval)
+	case a.Timeout <= 0:
+		return fieldErr("alerting.timeout", "must be positive, got %s", a.Timeout)
+	}
+	if a.ExternalURL != "" {
+		if err := validateURL(a.ExternalURL); err != nil {
+			return fieldErr("alerting.external_url", "%v", err)
+		}
+	}
+	return nil
+}
+
+// validateURL checks an http(s) URL with a host.
+func validateURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil {
+		return fmt.Errorf("%q is not a URL", s)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%q is not an http:// or https:// URL", s)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%q has no host", s)
+	}
+	return nil
 }

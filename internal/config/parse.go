@@ -69,6 +69,9 @@ func Parse(name string, b []byte) (*Config, error) {
 		if errors.As(err, &fe) && lines[fe.Field] > 0 {
 			return nil, fmt.Errorf("%s:%d: %w", name, lines[fe.Field], err)
 		}
+		if errors.As(err, &fe) && lines[listField(fe.Field)] > 0 {
+			return nil, fmt.Errorf("%s:%d: %w", name, lines[listField(fe.Field)], err)
+		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if hasScrapeSections(&doc) {
@@ -222,6 +225,9 @@ func decodeValue(n *yaml.Node, v reflect.Value, field string) error {
 		return nil
 	}
 	want := kindName(v)
+	if p, ok := v.Addr().Interface().(*[]string); ok {
+		return decodeStrings(n, p, field)
+	}
 	if n.Kind != yaml.ScalarNode {
 		return atLine(n, field, "must be %s, not %s", want, describe(n))
 	}
@@ -237,6 +243,13 @@ func decodeValue(n *yaml.Node, v reflect.Value, field string) error {
 		*p = d
 	case *string:
 		*p = n.Value
+	case *float64:
+		if t := n.ShortTag(); t != "!!float" && t != "!!int" {
+			return atLine(n, field, "must be a number, got %q", n.Value)
+		}
+		if err := n.Decode(p); err != nil {
+			return atLine(n, field, "must be a number, got %q", n.Value)
+		}
 	case *bool:
 		if n.ShortTag() != "!!bool" {
 			return atLine(n, field, "must be true or false, got %q", n.Value)
@@ -255,6 +268,31 @@ func decodeValue(n *yaml.Node, v reflect.Value, field string) error {
 	return nil
 }
 
+// listField is the field of a list item's path: a.b[2] → a.b.
+func listField(f string) string {
+	if i := strings.LastIndexByte(f, '['); i > 0 && strings.HasSuffix(f, "]") {
+		return f[:i]
+	}
+	return f
+}
+
+// decodeStrings sets a list of strings from a sequence of scalars.
+func decodeStrings(n *yaml.Node, p *[]string, field string) error {
+	if n.Kind != yaml.SequenceNode {
+		return atLine(n, field, "must be a list of strings, not %s", describe(n))
+	}
+	out := make([]string, 0, len(n.Content))
+	for i, c := range n.Content {
+		c = resolve(c)
+		if c.Kind != yaml.ScalarNode || isNull(c) {
+			return atLine(c, fmt.Sprintf("%s[%d]", field, i), "must be a string, not %s", describe(c))
+		}
+		out = append(out, c.Value)
+	}
+	*p = out
+	return nil
+}
+
 func kindName(v reflect.Value) string {
 	switch v.Interface().(type) {
 	case model.Duration:
@@ -267,6 +305,10 @@ func kindName(v reflect.Value) string {
 		return "a string"
 	case reflect.Int, reflect.Int64:
 		return "an integer"
+	case reflect.Float64:
+		return "a number"
+	case reflect.Slice:
+		return "a list of strings"
 	}
 	return "a " + v.Kind().String()
 }

@@ -172,3 +172,17 @@ func incidentURL(base, id string) string {
 
 // CauseOf returns the "kind entity" string the cause annotation carries.
 func CauseOf(c diagnose.Cause) string { return c.Kind + " " + entityString(c.Entity) }
+
+// FiringAlerts returns the alerts of the firing incidents among list, as
+// they were last sent (labels, annotations, startsAt), without links.
+func FiringAlerts(list []Incident) []Alert {
+	var out []Alert
+	for n := range list {
+		i := &list[n]
+		if !i.Firing() {
+			continue
+		}
+		out = append(out, Alert{Labels: i.labels(), Annotations: i.annotations(""), StartsAt: i.StartsAt, ID: i.ID, Revision: i.Revision})
+	}
+	return out
+}

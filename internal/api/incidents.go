@@ -1,0 +1,106 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/prometheus/rules"
+
+	"github.com/vigil-obs/vigil/internal/incident"
+)
+
+// Incidents is what the API reads of the incident tracker.
+type Incidents interface {
+	// List returns the incidents, firing first.
+	List() []incident.Incident
+	// Get returns one incident.
+	Get(id string) (incident.Incident, bool)
+}
+
+var _ Incidents = (*incident.Tracker)(nil)
+
+// apiAlert is one entry of /api/v1/alerts, in Prometheus's format.
+type apiAlert struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	State       string            `json:"state"`
+	ActiveAt    *time.Time        `json:"activeAt,omitempty"`
+	Value       string            `json:"value"`
+}
+
+// writeData writes Prometheus's success envelope.
+func writeData(w http.ResponseWriter, data any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": data})
+}
+
+// writeError writes Prometheus's error envelope.
+func writeError(w http.ResponseWriter, code int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]any{"status": "error", "errorType": typ, "error": msg})
+}
+
+// serveIncidents answers /api/v1/incidents (all, or ?state=firing) and
+// /api/v1/incidents/{id}.
+func serveIncidents(inc Incidents) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			writeError(w, http.StatusMethodNotAllowed, "bad_data", "only GET")
+			return
+		}
+		id := strings.TrimPrefix(r.URL.Path, "/api/v1/incidents")
+		id = strings.Trim(id, "/")
+		if id != "" {
+			i, ok := inc.Get(id)
+			if !ok {
+				writeError(w, http.StatusNotFound, "not_found", "no incident "+strconv.Quote(id))
+				return
+			}
+			writeData(w, i)
+			return
+		}
+		state := r.URL.Query().Get("state")
+		if state != "" && state != incident.StateFiring && state != incident.StateResolved {
+			writeError(w, http.StatusBadRequest, "bad_data", "state must be firing or resolved, not "+strconv.Quote(state))
+			return
+		}
+		out := []incident.Incident{}
+		for _, i := range inc.List() {
+			if state == "" || i.State == state {
+				out = append(out, i)
+			}
+		}
+		writeData(w, map[string]any{"incidents": out})
+	}
+}
+
+// serveAlerts answers /api/v1/alerts: the active alerts of the alerting
+// rules, as Prometheus lists them, and the firing incidents (what Vigil
+// pages with), each with the labels and annotations Alertmanager gets.
+func serveAlerts(rr func() []*rules.AlertingRule, inc Incidents) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		out := []apiAlert{}
+		if rr != nil {
+			for _, rule := range rr() {
+				for _, a := range rule.ActiveAlerts() {
+					at := a.ActiveAt
+					out = append(out, apiAlert{
+						Labels: a.Labels.Map(), Annotations: a.Annotations.Map(), State: a.State.String(),
+						ActiveAt: &at, Value: strconv.FormatFloat(a.Value, 'e', -1, 64),
+					})
+				}
+			}
+		}
+		if inc != nil {
+			for _, a := range incident.FiringAlerts(inc.List()) {
+				at := a.StartsAt
+				out = append(out, apiAlert{Labels: a.Labels, Annotations: a.Annotations, State: "firing", ActiveAt: &at, Value: "1"})
+			}
+		}
+		writeData(w, map[string]any{"alerts": out})
+	}
+}
