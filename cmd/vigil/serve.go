@@ -193,19 +193,30 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 	if cfg.Web.MaxConnections > 0 {
 		ln = netutil.LimitListener(ln, cfg.Web.MaxConnections)
 	}
-	h, err := api.New(api.Options{
+	ev, err := openEvaluation(cfg, e, st, ln.Addr(), logger, reg, nil)
+	if err != nil {
+		_ = ln.Close()
+		stopScraper()
+		return err
+	}
+	opts := api.Options{
 		Store: st, Gatherer: reg, Registerer: reg, Logger: logger,
 		ListenAddress: ln.Addr().String(), DataDir: cfg.Storage.DataDir,
 		LookbackDelta: time.Duration(cfg.Query.LookbackDelta), QueryTimeout: time.Duration(cfg.Query.Timeout),
 		Flags: map[string]string{"storage.tsdb.path": cfg.Storage.DataDir, "storage.tsdb.retention.time": cfg.Storage.Retention.String(), "web.listen-address": cfg.Web.Listen},
 		Write: rw, Push: pushed, Targets: targets,
-	})
+	}
+	if ev != nil {
+		opts.Rules, opts.Incidents = ev.watcher, ev.tracker
+	}
+	h, err := api.New(opts)
 	if err != nil {
 		_ = ln.Close()
 		stopScraper()
 		return err
 	}
 	addHTTP(g, h, ln, cfg, logger)
+	ev.add(g)
 	pctx, pcancel := context.WithCancel(context.Background())
 	g.Add(func() error { return pushed.Run(pctx) }, func(error) { pcancel() })
 	if scraper != nil {

