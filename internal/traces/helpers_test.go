@@ -1,6 +1,7 @@
 package traces
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -86,7 +87,8 @@ func traces(t testing.TB, specs ...spanSpec) ptrace.Traces {
 	td := ptrace.NewTraces()
 	bySvc := map[string]ptrace.SpanSlice{}
 	for _, sp := range specs {
-		spans, ok := bySvc[sp.service]
+		key := fmt.Sprint(sp.service, sp.resAttrs)
+		spans, ok := bySvc[key]
 		if !ok {
 			rs := td.ResourceSpans().AppendEmpty()
 			rs.Resource().Attributes().PutStr("service.name", sp.service)
@@ -94,7 +96,7 @@ func traces(t testing.TB, specs ...spanSpec) ptrace.Traces {
 			ss := rs.ScopeSpans().AppendEmpty()
 			ss.Scope().SetName("test")
 			spans = ss.Spans()
-			bySvc[sp.service] = spans
+			bySvc[key] = spans
 		}
 		s := spans.AppendEmpty()
 		if sp.trace != 0 {

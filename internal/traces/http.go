@@ -110,6 +110,9 @@ func (h *handler) searchLogs(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, err)
 		return
 	}
+	if recs == nil {
+		recs = []LogRecord{}
+	}
 	h.success(w, recs)
 }
 

@@ -57,12 +57,6 @@ func partOf(ns uint64) uint32 {
 // partStart is the first nanosecond of partition p.
 func partStart(p uint32) uint64 { return uint64(p) * uint64(partWidth) }
 
-// keyBuf builds keys. Each method appends to b and returns the key, which
-// stays valid until the next reset.
-type keyBuf struct{ b []byte }
-
-func (k *keyBuf) reset() { k.b = k.b[:0] }
-
 // prefix starts a key: partition and kind.
 func prefix(dst []byte, p uint32, kind byte) []byte {
 	dst = binary.BigEndian.AppendUint32(dst, p)

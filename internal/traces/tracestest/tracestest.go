@@ -110,7 +110,7 @@ func (g *Gen) trace(td ptrace.Traces, scopes map[string]ptrace.SpanSlice, n int)
 	start := g.next
 	g.next = g.next.Add(g.step)
 	info := Trace{
-		ID: tid, Start: start, RequestID: fmt.Sprintf("req-%016x", tid[8:]),
+		ID: tid, Start: start, RequestID: "req-" + tid.String(),
 		Tenant: fmt.Sprintf("tenant-%d", g.rng.IntN(8)), Spans: max(n, 1),
 	}
 	total := time.Duration(200+g.rng.IntN(3000)) * time.Millisecond
