@@ -8,18 +8,22 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/oklog/run"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-obs/vigil/internal/alert"
 	"github.com/vigil-obs/vigil/internal/api"
 	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/diagnose"
+	"github.com/vigil-obs/vigil/internal/incident"
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/sim/microsvc"
 	"github.com/vigil-obs/vigil/internal/store"
+	"github.com/vigil-obs/vigil/internal/watch"
 )
 
 // The demo's story: an 8-node A100 training job that stalls at 02:47
@@ -40,6 +44,8 @@ type demoFlags struct {
 	serve  bool
 	listen string
 	asJSON bool
+	// alertmanager, if set, receives the pages (Alertmanager API v2).
+	alertmanager string
 }
 
 func newDemoCmd(e *env) *cobra.Command {
@@ -72,6 +78,7 @@ up on --listen afterwards (until interrupted) so you can query the data.`,
 	fl.BoolVar(&f.serve, "serve", false, "keep the API up on --listen after the run, until interrupted")
 	fl.StringVar(&f.listen, "listen", ":9700", "the address of the API with --serve")
 	fl.BoolVar(&f.asJSON, "json", false, "print the final diagnosis as one JSON object")
+	fl.StringVar(&f.alertmanager, "alertmanager", "", "also send the pages to the Alertmanager at this URL (e.g. http://localhost:9093)")
 	return cmd
 }
 
@@ -117,7 +124,12 @@ func runDemo(ctx context.Context, e *env, f demoFlags, name string) error {
 	fmt.Fprintf(e.stderr, "vigil demo: %s — %d nodes × %d %s GPUs: an %d-node training job, %d vLLM replicas, a notebook; simulating %s to %s\n",
 		sc.Name, rc.Nodes, rc.GPUsPerNode, rc.GPUModel, rc.TrainingNodes, rc.Replicas,
 		rc.Start.Format("15:04"), rc.Start.Add(rc.Duration).Format("15:04"))
-	d := &demoRun{e: e, eng: eng, st: st, start: rc.Start, wall: time.Now()}
+	d := &demoRun{e: e, start: rc.Start, wall: time.Now()}
+	var stop func()
+	if d.w, stop, err = demoWatcher(ctx, f, st, eng, clock, logger, d.onChange); err != nil {
+		return err
+	}
+	defer stop()
 	if err := s.Run(ctx, st, sim.RunOptions{Clock: clock, OnScrape: d.onScrape}); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
@@ -127,6 +139,46 @@ func runDemo(ctx context.Context, e *env, f demoFlags, name string) error {
 	}
 	d.summary(s.Truth(), rep)
 	return demoFinish(ctx, e, f, rep, st, ln, dir, logger)
+}
+
+// demoWatcher is the continuous path of the demo: incidents in memory,
+// the SLO rules and the engine over the demo's store, and with
+// --alertmanager a notifier. stop drains the notifier.
+func demoWatcher(ctx context.Context, f demoFlags, st *store.Embedded, eng *diagnose.Engine, clock *sim.Clock, logger *slog.Logger, onChange func(incident.Change)) (_ *watch.Watcher, stop func(), _ error) {
+	tr, err := incident.Open(incident.Options{Logger: logger.With("component", "incidents")})
+	if err != nil {
+		return nil, nil, fmt.Errorf("demo: %w", err)
+	}
+	opts := watch.Options{
+		Source: st, Engine: eng, Tracker: tr, Interval: demoEvery, Now: clock.Now,
+		OnChange: onChange, Logger: logger.With("component", "watch"),
+	}
+	stop = func() {}
+	if f.alertmanager != "" {
+		cfg := alert.Default()
+		cfg.Alertmanagers = []string{f.alertmanager}
+		if err := cfg.Validate(); err != nil {
+			return nil, nil, usagef("demo: --alertmanager: %v", err)
+		}
+		n, err := alert.New(cfg, logger.With("component", "alert"), nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("demo: %w", err)
+		}
+		nctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = n.Run(nctx)
+		}()
+		opts.Sender = n
+		stop = func() { cancel(); <-done }
+	}
+	w, err := watch.New(opts)
+	if err != nil {
+		stop()
+		return nil, nil, fmt.Errorf("demo: %w", err)
+	}
+	return w, stop, nil
 }
 
 // demoFinish prints the final page (or JSON) and, with --serve, keeps the
@@ -238,20 +290,24 @@ func (d *demoSetup) close() {
 	}
 }
 
-// demoRun follows a demo as it streams.
+// demoRun follows a demo as it streams: the continuous path of `vigil
+// serve` (rules, symptoms, diagnosis, incidents, notifications) driven by
+// the simulated clock.
 type demoRun struct {
 	e        *env
-	eng      *diagnose.Engine
-	st       *store.Embedded
+	w        *watch.Watcher
 	start    time.Time
 	wall     time.Time
 	next     time.Time
 	headline string
 	firstAt  map[string]time.Time
+	// paged is when each incident first fired (simulated time).
+	paged map[string]time.Time
 }
 
-// onScrape reports progress and diagnoses every demoEvery of simulated
-// time once demoWarmup has passed, printing each change of the headline.
+// onScrape reports progress and evaluates every demoEvery of simulated
+// time once demoWarmup has passed, printing each change of the headline
+// and each incident as it fires.
 func (d *demoRun) onScrape(ctx context.Context, sc sim.Scrape) error {
 	if every := max(1, sc.Rounds/5); sc.Index%every == 0 && sc.Index > 0 {
 		fmt.Fprintf(d.e.stderr, "  %s  %3.0f%%  %d rounds streamed (%s wall)\n", sc.At.Format("15:04"),
@@ -261,9 +317,12 @@ func (d *demoRun) onScrape(ctx context.Context, sc sim.Scrape) error {
 		return nil
 	}
 	d.next = sc.At.Add(demoEvery)
-	rep, err := d.eng.Diagnose(ctx, d.st, sc.At)
-	if err != nil {
+	if err := d.w.Cycle(ctx, sc.At); err != nil {
 		return err
+	}
+	rep, _ := d.w.Last()
+	if rep == nil {
+		return nil
 	}
 	head := "healthy"
 	switch {
@@ -292,6 +351,35 @@ func (d *demoRun) onScrape(ctx context.Context, sc sim.Scrape) error {
 	return nil
 }
 
+// onChange prints each incident as it fires, is re-diagnosed or resolves:
+// what the pager shows.
+func (d *demoRun) onChange(c incident.Change) {
+	i := c.Incident
+	what := strings.ToUpper(i.Severity)
+	switch c.What {
+	case "rediagnosed":
+		what = "UPDATE"
+	case "resolved":
+		what = "RESOLVED"
+	}
+	line := fmt.Sprintf("  %s  %-8s %s %s", i.LastSeen.Format("15:04:05"), what, i.Kind, entityText(i.Entity))
+	if len(i.Causes) > 0 {
+		line += fmt.Sprintf(" — %s (%.2f)", i.Causes[0].Summary, i.Causes[0].Confidence)
+	}
+	fmt.Fprintln(d.e.stderr, line)
+	if c.What != "resolved" && i.Severity == incident.SeverityPage {
+		if d.paged == nil {
+			d.paged = map[string]time.Time{}
+		}
+		for _, cause := range i.Causes[:min(1, len(i.Causes))] {
+			k := cause.Kind + " " + formatEntityKey(cause.Entity)
+			if _, ok := d.paged[k]; !ok {
+				d.paged[k] = i.LastSeen
+			}
+		}
+	}
+}
+
 // summary says on stderr what was injected and when Vigil first named it.
 func (d *demoRun) summary(truth []sim.Fault, rep *diagnose.Report) {
 	fmt.Fprintf(d.e.stderr, "vigil demo: done in %s wall\n", time.Since(d.wall).Round(100*time.Millisecond))
@@ -301,10 +389,12 @@ func (d *demoRun) summary(truth []sim.Fault, rep *diagnose.Report) {
 	}
 	for _, f := range truth {
 		fmt.Fprintf(d.e.stderr, "  injected at %s: %s\n", f.Onset.Format("15:04:05"), f.Summary)
-		for k, at := range d.firstAt {
-			if k == f.Kind+" "+formatEntityKey(f.Entity) {
-				fmt.Fprintf(d.e.stderr, "  Vigil named it %s after the onset\n", at.Sub(f.Onset))
-			}
+		k := f.Kind + " " + formatEntityKey(f.Entity)
+		if at, ok := d.firstAt[k]; ok {
+			fmt.Fprintf(d.e.stderr, "  Vigil named it %s after the onset\n", at.Sub(f.Onset))
+		}
+		if at, ok := d.paged[k]; ok {
+			fmt.Fprintf(d.e.stderr, "  the page carrying it as the probable cause fired %s after the onset\n", at.Sub(f.Onset))
 		}
 	}
 }

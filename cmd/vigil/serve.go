@@ -193,7 +193,13 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 	if cfg.Web.MaxConnections > 0 {
 		ln = netutil.LimitListener(ln, cfg.Web.MaxConnections)
 	}
-	ev, err := openEvaluation(cfg, e, st, ln.Addr(), logger, reg, nil)
+	sender, err := openNotifier(cfg, logger, reg)
+	if err != nil {
+		_ = ln.Close()
+		stopScraper()
+		return err
+	}
+	ev, err := openEvaluation(cfg, e, st, ln.Addr(), logger, reg, sender)
 	if err != nil {
 		_ = ln.Close()
 		stopScraper()
@@ -209,6 +215,7 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 	if ev != nil {
 		opts.Rules, opts.Incidents = ev.watcher, ev.tracker
 	}
+	opts.Alertmanagers = alertmanagers(cfg.Alerting.Alertmanagers)
 	h, err := api.New(opts)
 	if err != nil {
 		_ = ln.Close()
@@ -216,6 +223,10 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 		return err
 	}
 	addHTTP(g, h, ln, cfg, logger)
+	if sender != nil {
+		nctx, ncancel := context.WithCancel(context.Background())
+		g.Add(func() error { return sender.Run(nctx) }, func(error) { ncancel() })
+	}
 	ev.add(g)
 	pctx, pcancel := context.WithCancel(context.Background())
 	g.Add(func() error { return pushed.Run(pctx) }, func(error) { pcancel() })

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/url"
 	"path/filepath"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/prometheus/model/rulefmt"
 
+	"github.com/vigil-obs/vigil/internal/alert"
 	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/incident"
@@ -24,12 +26,11 @@ import (
 type evaluation struct {
 	tracker *incident.Tracker
 	watcher *watch.Watcher
-	sender  watch.Sender
 }
 
 // openEvaluation opens the incidents of the data directory and builds the
 // watcher over st with the SLO rules; nothing runs yet.
-func openEvaluation(cfg config.Config, e *env, st *store.Embedded, addr net.Addr, logger *slog.Logger, reg prometheus.Registerer, sender watch.Sender) (*evaluation, error) {
+func openEvaluation(cfg config.Config, e *env, st *store.Embedded, addr net.Addr, logger *slog.Logger, reg prometheus.Registerer, sender *alert.Notifier) (*evaluation, error) {
 	ec := cfg.Evaluation
 	if !ec.Enabled {
 		return nil, nil
@@ -54,8 +55,12 @@ func openEvaluation(cfg config.Config, e *env, st *store.Embedded, addr net.Addr
 	if ext == "" {
 		ext = "http://" + advertised(addr)
 	}
+	var snd watch.Sender
+	if sender != nil {
+		snd = sender
+	}
 	w, err := watch.New(watch.Options{
-		Source: st, Engine: eng, Groups: groups, Tracker: tr, Sender: sender,
+		Source: st, Engine: eng, Groups: groups, Tracker: tr, Sender: snd,
 		Interval: time.Duration(ec.Interval), ResendInterval: time.Duration(cfg.Alerting.ResendInterval),
 		ExternalURL: ext, Now: e.now, FindingConfidence: ec.FindingConfidence,
 		Logger: logger.With("component", "watch"), Registerer: reg,
@@ -63,7 +68,7 @@ func openEvaluation(cfg config.Config, e *env, st *store.Embedded, addr net.Addr
 	if err != nil {
 		return nil, err
 	}
-	return &evaluation{tracker: tr, watcher: w, sender: sender}, nil
+	return &evaluation{tracker: tr, watcher: w}, nil
 }
 
 // add runs the watcher in g.
@@ -74,6 +79,31 @@ func (ev *evaluation) add(g *run.Group) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.Add(func() error { return ev.watcher.Run(ctx) }, func(error) { cancel() })
 }
+
+// openNotifier returns the notifier of the alerting section, or nil when
+// it names no Alertmanager and no webhook.
+func openNotifier(cfg config.Config, logger *slog.Logger, reg prometheus.Registerer) (*alert.Notifier, error) {
+	if len(cfg.Alerting.Alertmanagers)+len(cfg.Alerting.Webhooks) == 0 {
+		return nil, nil
+	}
+	return alert.New(cfg.Alerting, logger.With("component", "alert"), reg)
+}
+
+// alertmanagers lists the configured Alertmanagers for the API.
+type alertmanagers []string
+
+func (a alertmanagers) Alertmanagers() []*url.URL {
+	var out []*url.URL
+	for _, s := range a {
+		if u, err := url.Parse(s); err == nil {
+			u.User = nil
+			out = append(out, u.JoinPath("/api/v2/alerts"))
+		}
+	}
+	return out
+}
+
+func (alertmanagers) DroppedAlertmanagers() []*url.URL { return nil }
 
 // advertised is a listen address as others reach it: a wildcard host
 // becomes localhost.

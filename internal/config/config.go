@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"github.com/prometheus/common/model"
 	promconfig "github.com/prometheus/prometheus/config"
 
+	"github.com/vigil-obs/vigil/internal/alert"
 	"github.com/vigil-obs/vigil/internal/ingest/remotewrite"
 )
 
@@ -27,7 +27,7 @@ type Config struct {
 	// symptoms, diagnosis, incidents.
 	Evaluation EvaluationConfig `yaml:"evaluation"`
 	// Alerting says where incidents and alerts are sent.
-	Alerting AlertingConfig `yaml:"alerting"`
+	Alerting alert.Config `yaml:"alerting"`
 	// Scrape holds the Prometheus sections of the file (global,
 	// scrape_configs, scrape_config_files), read by Prometheus's own
 	// loader; nil when the file has none.
@@ -95,21 +95,6 @@ type EvaluationConfig struct {
 	SLOPresets bool `yaml:"slo_presets"`
 }
 
-// AlertingConfig says where incidents and rule alerts go.
-type AlertingConfig struct {
-	// Alertmanagers are Alertmanager base URLs (API v2).
-	Alertmanagers []string `yaml:"alertmanagers"`
-	// Webhooks receive Alertmanager's webhook payload.
-	Webhooks []string `yaml:"webhooks"`
-	// ResendInterval is how often firing alerts are re-sent.
-	ResendInterval model.Duration `yaml:"resend_interval"`
-	// Timeout bounds one send.
-	Timeout model.Duration `yaml:"timeout"`
-	// ExternalURL is the base of the links in alerts (default: the
-	// listen address).
-	ExternalURL string `yaml:"external_url"`
-}
-
 // Default returns the configuration used when no file is given.
 func Default() Config {
 	return Config{
@@ -140,13 +125,10 @@ func Default() Config {
 			Interval:          model.Duration(30 * time.Second),
 			Window:            model.Duration(time.Hour),
 			ResolveAfter:      model.Duration(2 * time.Minute),
-			FindingConfidence: 0.8,
+			FindingConfidence: 0.5,
 			SLOPresets:        true,
 		},
-		Alerting: AlertingConfig{
-			ResendInterval: model.Duration(time.Minute),
-			Timeout:        model.Duration(10 * time.Second),
-		},
+		Alerting: alert.Default(),
 	}
 }
 
@@ -196,8 +178,12 @@ func (c *Config) Validate() error {
 	if err := c.Evaluation.validate(); err != nil {
 		return err
 	}
-	if err := c.Alerting.validate(); err != nil {
-		return err
+	if err := c.Alerting.Validate(); err != nil {
+		var fe *alert.FieldError
+		if errors.As(err, &fe) {
+			return fieldErr("alerting."+fe.Field, "%s", fe.Msg)
+		}
+		return fieldErr("alerting", "%v", err)
 	}
 	if err := c.Limits.Validate(); err != nil {
 		var le *remotewrite.LimitError
@@ -251,39 +237,3 @@ func (e EvaluationConfig) validate() error {
 	return nil
 }
 
-func (a AlertingConfig) validate() error {
-	for field, urls := range map[string][]string{"alerting.alertmanagers": a.Alertmanagers, "alerting.webhooks": a.Webhooks} {
-		for i, u := range urls {
-			if err := validateURL(u); err != nil {
-				return fieldErr(fmt.Sprintf("%s[%d]", field, i), "%v", err)
-			}
-		}
-	}
-	switch {
-	case a.ResendInterval < model.Duration(time.Second):
-		return fieldErr("alerting.resend_interval", "must be at least 1s, got %s", a.ResendInterval)
-	case a.Timeout <= 0:
-		return fieldErr("alerting.timeout", "must be positive, got %s", a.Timeout)
-	}
-	if a.ExternalURL != "" {
-		if err := validateURL(a.ExternalURL); err != nil {
-			return fieldErr("alerting.external_url", "%v", err)
-		}
-	}
-	return nil
-}
-
-// validateURL checks an http(s) URL with a host.
-func validateURL(s string) error {
-	u, err := url.Parse(s)
-	if err != nil {
-		return fmt.Errorf("%q is not a URL", s)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("%q is not an http:// or https:// URL", s)
-	}
-	if u.Host == "" {
-		return fmt.Errorf("%q has no host", s)
-	}
-	return nil
-}

@@ -115,8 +115,10 @@ func AlertName(kind string) string {
 	var b strings.Builder
 	for _, w := range strings.Split(kind, "_") {
 		switch w {
-		case "slo", "gpu", "xid", "ttft", "oom", "pcie", "kv":
+		case "slo", "gpu", "xid", "ttft", "oom", "kv":
 			b.WriteString(strings.ToUpper(w))
+		case "pcie":
+			b.WriteString("PCIe")
 		case "nvlink":
 			b.WriteString("NVLink")
 		default:

@@ -68,6 +68,9 @@ func (w *Watcher) Cycle(ctx context.Context, at time.Time) error {
 	}
 	for _, c := range changes {
 		w.metrics.changes.WithLabelValues(c.What).Inc()
+		if w.opts.OnChange != nil {
+			w.opts.OnChange(c)
+		}
 	}
 	w.lastRep, w.lastAt = rep, at
 	if err := w.notify(wall); err != nil {
