@@ -236,4 +236,3 @@ func (e EvaluationConfig) validate() error {
 	}
 	return nil
 }
-
