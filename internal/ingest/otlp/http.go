@@ -1,0 +1,159 @@
+package otlp
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+)
+
+// Content types of OTLP/HTTP.
+const (
+	contentTypeProto = "application/x-protobuf"
+	contentTypeJSON  = "application/json"
+)
+
+func (r *Receiver) newHTTPHandler(sigs []*signal) http.Handler {
+	mux := http.NewServeMux()
+	for _, sig := range sigs {
+		mux.HandleFunc(sig.path, func(w http.ResponseWriter, req *http.Request) { r.serveHTTP(w, req, sig) })
+	}
+	return mux
+}
+
+// serveHTTP answers one OTLP/HTTP export request of sig.
+func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request, sig *signal) {
+	start := time.Now()
+	f, o, ok := r.admit(req)
+	if ok {
+		o = r.exportHTTP(req, sig, f)
+	}
+	r.observe(transportHTTP, sig, o, time.Since(start))
+	writeHTTP(w, sig, f, o)
+}
+
+// admit checks the method and content type of req.
+func (r *Receiver) admit(req *http.Request) (format, outcome, bool) {
+	if req.Method != http.MethodPost {
+		o := refuse(codes.Unimplemented, reasonMethod, "OTLP/HTTP takes POST, got "+req.Method)
+		o.httpCode = http.StatusMethodNotAllowed
+		return formatText, o, false
+	}
+	ct, _, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
+	switch {
+	case err == nil && ct == contentTypeProto:
+		return formatProto, outcome{}, true
+	case err == nil && ct == contentTypeJSON:
+		return formatJSON, outcome{}, true
+	}
+	o := refuse(codes.InvalidArgument, reasonContentType,
+		fmt.Sprintf("unsupported content type %q: OTLP/HTTP takes %s or %s", req.Header.Get("Content-Type"), contentTypeProto, contentTypeJSON))
+	o.httpCode = http.StatusUnsupportedMediaType
+	return formatText, o, false
+}
+
+// exportHTTP reads, decodes and consumes the body of req within the limits.
+func (r *Receiver) exportHTTP(req *http.Request, sig *signal, f format) outcome {
+	if !r.acquire() {
+		return r.tooManyRequests()
+	}
+	defer r.release()
+	body, o, ok := r.readBody(req)
+	if !ok {
+		return o
+	}
+	return sig.export(req.Context(), body, f)
+}
+
+// readBody reads the body of req, decompressed, within the size limits.
+func (r *Receiver) readBody(req *http.Request) ([]byte, outcome, bool) {
+	tooLarge := func(what string, limit int64) outcome {
+		o := refuse(codes.InvalidArgument, reasonTooLarge, fmt.Sprintf("%s is over the limit of %d bytes", what, limit))
+		o.httpCode = http.StatusRequestEntityTooLarge
+		return o
+	}
+	enc := strings.ToLower(strings.TrimSpace(req.Header.Get("Content-Encoding")))
+	if enc != "" && enc != "identity" && enc != "gzip" {
+		o := refuse(codes.InvalidArgument, reasonEncoding, fmt.Sprintf("unsupported content encoding %q: OTLP/HTTP takes gzip or none", enc))
+		o.httpCode = http.StatusUnsupportedMediaType
+		return nil, o, false
+	}
+	limit := r.opts.MaxRequestBytes
+	if req.ContentLength > limit {
+		return nil, tooLarge("request body", limit), false
+	}
+	body, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
+	switch {
+	case err != nil:
+		return nil, badRequest(reasonReadBody, "read request body: "+err.Error()), false
+	case int64(len(body)) > limit:
+		return nil, tooLarge("request body", limit), false
+	case enc != "gzip":
+		return body, outcome{}, true
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(body))
+	if err != nil {
+		return nil, badRequest(reasonBadGzip, "gunzip request body: "+err.Error()), false
+	}
+	limit = r.opts.MaxDecompressedBytes
+	plain, err := io.ReadAll(io.LimitReader(zr, limit+1))
+	switch {
+	case err != nil:
+		return nil, badRequest(reasonBadGzip, "gunzip request body: "+err.Error()), false
+	case int64(len(plain)) > limit:
+		return nil, tooLarge("decompressed request body", limit), false
+	}
+	return plain, outcome{}, true
+}
+
+// writeHTTP writes o as the answer: the signal's export response when the
+// request was accepted, a google.rpc.Status otherwise, both in the format
+// of the request.
+func writeHTTP(w http.ResponseWriter, sig *signal, f format, o outcome) {
+	if f == formatText {
+		if o.httpCode == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", http.MethodPost)
+		}
+		http.Error(w, o.msg, o.status())
+		return
+	}
+	var body []byte
+	var err error
+	if o.code == codes.OK && o.httpCode == 0 {
+		if f == formatJSON {
+			body, err = sig.response(o).MarshalJSON()
+		} else {
+			body, err = sig.response(o).MarshalProto()
+		}
+	} else {
+		st := o.grpcStatus().Proto()
+		st.Details = nil // retry hints go in Retry-After
+		if f == formatJSON {
+			body, err = protojson.Marshal(st)
+		} else {
+			body, err = proto.Marshal(st)
+		}
+	}
+	if err != nil {
+		http.Error(w, "encode response: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	if f == formatJSON {
+		w.Header().Set("Content-Type", contentTypeJSON)
+	} else {
+		w.Header().Set("Content-Type", contentTypeProto)
+	}
+	if o.retryable() {
+		w.Header().Set("Retry-After", retryAfterHeader)
+	}
+	w.WriteHeader(o.status())
+	_, _ = w.Write(body)
+}
