@@ -138,6 +138,7 @@ type writer struct {
 	sum         []byte
 	ids         []string
 	resources   map[resourceRef]bool
+	markers     map[string]bool // marker keys written in this batch
 	parts       map[uint32]bool
 	stored      int
 	err         error
@@ -156,6 +157,7 @@ func (s *Store) newWriter(signal string) *writer {
 		floor:     max(s.floor, s.ageFloor(now)),
 		ceil:      partOf(ns + uint64(maxFuture)),
 		resources: map[resourceRef]bool{},
+		markers:   map[string]bool{},
 		parts:     map[uint32]bool{},
 	}
 }
@@ -181,6 +183,14 @@ func (w *writer) part(t uint64) (uint32, bool) {
 func (w *writer) set(key, val []byte) {
 	if w.err == nil {
 		w.err = w.b.Set(key, val, nil)
+	}
+}
+
+// marker writes a marker key (kinds T, U, K) once per batch.
+func (w *writer) marker(key []byte) {
+	if !w.markers[string(key)] {
+		w.markers[string(key)] = true
+		w.set(key, nil)
 	}
 }
 
@@ -223,7 +233,7 @@ func (w *writer) span(sp ptrace.Span, item []byte, service, resTenant string, re
 	w.resource(p, h, rec)
 	w.val = appendRecord(w.val[:0], w.sum, h, item)
 	w.set(spanKey(w.key[:0], p, tid, sid), w.val)
-	w.set(traceKey(w.key[:0], p, kindTrace, tid), nil)
+	w.marker(traceKey(w.key[:0], p, kindTrace, tid))
 
 	index := func(kind byte, parts ...string) {
 		k := prefix(w.key[:0], p, kind)
@@ -247,7 +257,7 @@ func (w *writer) span(sp ptrace.Span, item []byte, service, resTenant string, re
 	w.ids = w.s.corr.fromMap(w.ids[:0], sp.Attributes())
 	for _, id := range w.ids {
 		index(kindSpanCorr, id)
-		w.set(append(prefix(w.key[:0], p, kindCorr), id...), nil)
+		w.marker(append(prefix(w.key[:0], p, kindCorr), id...))
 	}
 	w.stored++
 }
@@ -274,13 +284,13 @@ func (w *writer) log(lr plog.LogRecord, item []byte, service string, rec []byte,
 	tail := func(k []byte) []byte { return be64(be64(k, ref.t), ref.seq) }
 	if tid := lr.TraceID(); !tid.IsEmpty() {
 		w.set(tail(traceKey(w.key[:0], p, kindLogTrace, tid)), nil)
-		w.set(traceKey(w.key[:0], p, kindLogTraceP, tid), nil)
+		w.marker(traceKey(w.key[:0], p, kindLogTraceP, tid))
 	}
 	w.ids = w.s.corr.fromMap(w.ids[:0], lr.Attributes())
 	w.ids = w.s.corr.fromBody(w.ids, lr.Body())
 	for _, id := range w.ids {
 		w.set(tail(appendStr(prefix(w.key[:0], p, kindLogCorr), id)), nil)
-		w.set(append(prefix(w.key[:0], p, kindCorr), id...), nil)
+		w.marker(append(prefix(w.key[:0], p, kindCorr), id...))
 	}
 	w.set(tail(appendStr(prefix(w.key[:0], p, kindLogSvc), service)), nil)
 	w.stored++
