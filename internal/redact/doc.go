@@ -48,11 +48,15 @@
 //
 // # Cost
 //
-// Regular expressions are Go's (RE2, linear time) and compiled once per
-// Redactor. Before any of them runs, one pass over the string looks up each
-// byte pair in a table of the rules' keywords (gitleaks' "keywords" idea)
-// and only the rules whose keyword occurs are run; strings shorter than the
-// shortest secret skip the patterns. Verdicts on attribute keys are cached.
-// BenchmarkRedactSpans measures the cost per span against a walk of the same
-// attributes that redacts nothing.
+// Regular expressions are Go's (RE2, linear time) and compiled once. Before
+// any of them runs, one pass over the string looks up each byte pair in a
+// table of the rules' keywords (gitleaks' "keywords" idea) and only the
+// rules whose keyword occurs are run, after a cheaper test still (a
+// separator, white space, an '@'). key=value pairs are found without a
+// regular expression: only the keys before each ':' or '=' are judged.
+// JSON is parsed by a small parser of our own (strings without escapes are
+// not copied) and only when the text holds a keyword; it accepts exactly
+// what encoding/json accepts (FuzzJSONParser). Verdicts on keys are cached.
+// BenchmarkRedactSpans measures the cost per span against a walk of the
+// same attributes that redacts nothing.
 package redact

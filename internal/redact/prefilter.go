@@ -24,9 +24,17 @@ type keyword struct {
 	rules uint64
 }
 
-// newPrefilter indexes the keywords of rules (at most 64).
-func newPrefilter(rules []builtin) *prefilter {
+// hintBit is the bit scan sets when a JSON hint occurs: a word that must
+// be in JSON for a key rule to apply inside it.
+const hintBit = uint64(1) << 63
+
+// newPrefilter indexes the keywords of rules (at most 63) and the JSON
+// hints.
+func newPrefilter(rules []builtin, hints []string) *prefilter {
 	p := &prefilter{}
+	for _, h := range hints {
+		p.add(keyword{kw: strings.ToLower(h), fold: true, rules: hintBit})
+	}
 	for i, r := range rules {
 		bit := uint64(1) << i
 		if len(r.keywords) == 0 {
@@ -34,6 +42,10 @@ func newPrefilter(rules []builtin) *prefilter {
 			continue
 		}
 		for _, kw := range r.keywords {
+			if len(kw) < 2 { // too short to index: the rule always runs
+				p.always |= bit
+				continue
+			}
 			if r.fold {
 				kw = strings.ToLower(kw)
 			}
@@ -45,7 +57,7 @@ func newPrefilter(rules []builtin) *prefilter {
 
 func (p *prefilter) add(k keyword) {
 	if len(k.kw) < 2 {
-		return
+		return // hints this short are not worth having
 	}
 	pair := uint16(lower(k.kw[0]))<<8 | uint16(lower(k.kw[1]))
 	if p.index[pair] == 0 {
@@ -67,16 +79,22 @@ func (p *prefilter) add(k keyword) {
 // without keywords.
 func (p *prefilter) scan(s string) uint64 {
 	found := p.always
-	for i := 0; i+1 < len(s); i++ {
-		pair := uint16(lower(s[i]))<<8 | uint16(lower(s[i+1]))
-		if p.pairs[pair/64]&(1<<(pair%64)) == 0 {
+	if len(s) < 2 {
+		return found
+	}
+	prev := uint16(lowerTab[s[0]])
+	for i := 1; i < len(s); i++ {
+		cur := uint16(lowerTab[s[i]])
+		pair := prev<<8 | cur
+		prev = cur
+		if p.pairs[pair>>6]&(1<<(pair&63)) == 0 {
 			continue
 		}
 		for _, k := range p.buckets[p.index[pair]-1] {
-			if found&k.rules == k.rules || i+len(k.kw) > len(s) {
+			if found&k.rules == k.rules || i-1+len(k.kw) > len(s) {
 				continue
 			}
-			w := s[i : i+len(k.kw)]
+			w := s[i-1 : i-1+len(k.kw)]
 			if w == k.kw || (k.fold && strings.EqualFold(w, k.kw)) {
 				found |= k.rules
 			}
@@ -84,6 +102,15 @@ func (p *prefilter) scan(s string) uint64 {
 	}
 	return found
 }
+
+// lowerTab maps ASCII upper case to lower case and every other byte to
+// itself.
+var lowerTab = func() (t [256]byte) {
+	for i := range t {
+		t[i] = lower(byte(i))
+	}
+	return t
+}()
 
 func lower(c byte) byte {
 	if 'A' <= c && c <= 'Z' {

@@ -60,7 +60,7 @@ func New(cfg Config, reg prometheus.Registerer) (*Redactor, error) {
 		r.rules = append(r.rules, b)
 		r.markers = append(r.markers, marker(b.name))
 	}
-	r.pf = newPrefilter(r.rules)
+	r.pf = newPrefilter(r.rules, jsonHints(r.keys.genAI))
 	for _, expr := range cfg.Deny {
 		r.deny = append(r.deny, regexp.MustCompile(expr)) // Validate compiled it
 	}
@@ -105,34 +105,57 @@ func (r *Redactor) String(s string) (string, bool) {
 // maxJSONDepth bounds JSON inside JSON strings.
 const maxJSONDepth = 4
 
-// text redacts s, parsing it as JSON when it looks like JSON.
+// text redacts s, parsing it as JSON when it looks like JSON and holds a
+// keyword of some rule (JSON with none cannot change; "\u" escapes could
+// hide one).
 func (r *Redactor) text(s string, depth int) (string, bool) {
-	if depth < maxJSONDepth && looksJSON(s) {
+	if len(s) < minSecretLen && len(r.deny) == 0 {
+		return s, false
+	}
+	found := r.pf.scan(s)
+	if depth >= maxJSONDepth || !looksJSON(s) {
+		return r.patternsFound(s, found)
+	}
+	if found != r.pf.always || strings.Contains(s, `\u`) {
 		if out, changed, ok := r.jsonText(s, depth); ok {
 			return out, changed
 		}
 	}
-	return r.patterns(s)
+	out, changed := r.patternsFound(s, found)
+	if changed {
+		// Redaction can make broken JSON whole (a private key's block
+		// takes a raw newline with it); redact what is now JSON as JSON,
+		// so that a second pass finds nothing more.
+		if out2, _, ok := r.jsonText(out, depth); ok {
+			return out2, true
+		}
+	}
+	return out, changed
 }
 
 // patterns applies the value patterns until they change nothing.
 func (r *Redactor) patterns(s string) (string, bool) {
+	return r.patternsFound(s, r.pf.scan(s))
+}
+
+// patternsFound is patterns with the first scan of s done.
+func (r *Redactor) patternsFound(s string, found uint64) (string, bool) {
 	changed := false
 	for range maxRounds {
-		out, ch := r.pass(s)
+		out, ch := r.pass(s, found)
 		if !ch {
 			break
 		}
 		s, changed = out, true
+		found = r.pf.scan(s)
 	}
 	return s, changed
 }
 
-// pass applies each value pattern once.
-func (r *Redactor) pass(s string) (string, bool) {
+// pass applies each value pattern once; found is the scan of s.
+func (r *Redactor) pass(s string, found uint64) (string, bool) {
 	changed := false
 	if len(s) >= minSecretLen {
-		found := r.pf.scan(s)
 		for i := range r.rules {
 			if found&(1<<i) == 0 {
 				continue
@@ -297,6 +320,16 @@ func (r *Redactor) hash(s string) string {
 	}
 	h.Write([]byte(s))
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:16]
+}
+
+// jsonHints are the words a JSON text must hold for a GenAI key rule to
+// apply inside it: the last segment of each GenAI key.
+func jsonHints(genAI []string) []string {
+	hints := make([]string, 0, len(genAI))
+	for _, g := range genAI {
+		hints = append(hints, g[strings.LastIndexByte(g, '.')+1:])
+	}
+	return hints
 }
 
 // looksJSON reports whether s starts, after white space, with { or [.

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -34,6 +35,8 @@ func TestJSON(t *testing.T) {
 	// Patterns inside string values, and JSON inside JSON strings.
 	f(`{"msg": "auth with `+pat+` failed"}`, `{"msg":"auth with [REDACTED:github-token] failed"}`)
 	f(`{"payload": "{\"password\": \"hunter2\", \"ok\": true}"}`, `{"payload":"{\"password\":\"[REDACTED:secret-key]\",\"ok\":true}"}`)
+	// Escapes cannot hide a key.
+	f(`{"pass\u0077ord": "x1", "n": 1}`, `{"password":"[REDACTED:secret-key]","n":1}`)
 	// Keys that are secrets themselves.
 	f(`{"`+pat+`": 1}`, `{"[REDACTED:github-token]":1}`)
 	// Arrays at the top, escapes and non-ASCII.
@@ -197,4 +200,26 @@ func TestConfigRules(t *testing.T) {
 		got, _ := r.String(pat)
 		require.Equal(t, pat, got)
 	})
+}
+
+// TestConcurrent redacts from several goroutines at once (run with -race).
+func TestConcurrent(t *testing.T) {
+	r := newTestRedactor(t, Default())
+	done := make(chan struct{})
+	for i := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for j := range 200 {
+				td := benchTraces(5)
+				r.Traces(td)
+				got, _ := r.String(fmt.Sprintf("k%d_%d_password=secret-%d", i, j, j))
+				if strings.Contains(got, "secret-") {
+					t.Errorf("not redacted: %q", got)
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-done
+	}
 }
