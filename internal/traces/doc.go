@@ -41,9 +41,10 @@
 // hours that do not hold a trace or id: finding a trace costs a filter
 // probe per stored hour, not a disk read. Spans are kept as their own
 // protobuf bytes, cut out of the request once marshalled; their resource
-// and scope are stored once per hour and batch, so a span costs its own
-// bytes plus about 45 bytes per index entry before compression (the
-// benchmark measures bytes per span on disk).
+// and scope are stored once per hour and batch. Measured on 2 shared
+// cores (BenchmarkStoreSpans, 100-span batches of five services with SDK
+// and Kubernetes attributes): about 30 µs of CPU per span, flushes and
+// compactions included, and 350 bytes per span on disk once compacted.
 //
 // # Durability
 //
@@ -57,5 +58,7 @@
 // Pebble's block cache is CacheBytes; memtables are a quarter of it (4 to
 // 64 MiB each, at most four queued). Nothing else grows with the data: the
 // list of hours held is bounded by retention, and each search bounds what
-// it keeps by its limit.
+// it keeps by its limit. With 1M spans and 100k logs stored (440 MiB on
+// disk), a restarted process under GOMEMLIMIT=512MiB serves every trace
+// and log with a peak RSS of 126 MiB (TestMillionSpans).
 package traces
