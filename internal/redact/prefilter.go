@@ -84,6 +84,15 @@ func (p *prefilter) scan(s string) uint64 {
 	}
 	prev := uint16(lowerTab[s[0]])
 	for i := 1; i < len(s); i++ {
+		if s[i] == '[' {
+			// Markers name rules ("[REDACTED:kv-secret]"), which would
+			// read as keywords: step over them.
+			if n := markerLen(s[i:]); n > 0 {
+				i += n - 1
+				prev = ']'
+				continue
+			}
+		}
 		cur := uint16(lowerTab[s[i]])
 		pair := prev<<8 | cur
 		prev = cur
