@@ -1,0 +1,87 @@
+// Package spanmetrics derives metrics from spans, as the OpenTelemetry
+// Collector's spanmetrics and servicegraph connectors do, and writes them
+// into Vigil's metric store: request rates, errors and latencies per
+// service and operation, per model, provider, error type and tenant, and
+// the service graph (who calls whom, how often, how slowly, how often it
+// fails). It owns the running totals, their cardinality bound, the pairing
+// of client and server spans, and the exemplars that lead from a metric to
+// a trace. It does not store spans (internal/traces does), compute per-hop
+// breakdowns (internal/hops does) or receive OTLP (internal/ingest/otlp).
+//
+// # Names
+//
+// The names are the connectors' as a Prometheus exporter writes them, so a
+// graph or a dashboard built on someone else's Collector works on Vigil's
+// own metrics and the other way round:
+//
+//	traces_span_metrics_calls_total{service_name, span_name, span_kind, status_code,
+//	    gen_ai_request_model, gen_ai_provider_name, error_type, tenant}
+//	traces_span_metrics_duration_seconds_bucket{..., le} / _sum / _count
+//	traces_service_graph_request_total{client, server, connection_type}
+//	traces_service_graph_request_failed_total{client, server, connection_type}
+//	traces_service_graph_request_server_seconds_bucket{client, server, connection_type, le} / _sum / _count
+//	traces_service_graph_request_client_seconds_bucket{client, server, connection_type, le} / _sum / _count
+//
+// span_kind is SPAN_KIND_SERVER, SPAN_KIND_CLIENT, …; status_code is
+// STATUS_CODE_UNSET, STATUS_CODE_OK or STATUS_CODE_ERROR. The last four
+// span-metric labels are present only on spans that carry the attribute
+// (span first, then resource): gen_ai.request.model, gen_ai.provider.name,
+// error.type and the tenant attribute (Config.TenantAttribute, default
+// tenant.id). A series past Config.MaxSeries is counted in one overflow
+// series labelled otel_metric_overflow="true", as the connector's
+// aggregation_cardinality_limit does.
+//
+// Two counters are Vigil's additions, with the span metrics' labels:
+//
+//	traces_span_metrics_timeouts_total  spans whose error.type names a timeout
+//	                                    or deadline (or gRPC status 4)
+//	traces_span_metrics_retries_total   spans that are retries: they carry
+//	                                    http.request.resend_count > 0, or
+//	                                    repeat (same service, name and kind)
+//	                                    a sibling that failed before them
+//
+// A timeouts or retries series is written once it has counted something.
+//
+// # Buckets
+//
+// The duration histograms are classic Prometheus histograms with the
+// connectors' default bounds — 2, 4, 6, 8, 10, 50, 100, 200, 400 and
+// 800 ms, 1, 1.4, 2, 5, 10 and 15 s — extended with 30, 60 and 120 s,
+// because model inference takes tens of seconds and the connectors' last
+// bound would put every LLM call in +Inf. Config.Buckets replaces them.
+//
+// # Service graph
+//
+// A CLIENT (or PRODUCER) span is paired with the SERVER (or CONSUMER) span
+// whose parent it is: the same trace, the server's parent span id equal to
+// the client's span id, across batches. A pair makes one request of the
+// edge client → server, failed when either side has status ERROR, with
+// the client span's duration in the client histogram and the server's in
+// the server histogram. connection_type is "messaging_system" for
+// producer/consumer pairs, "database" when the client span carries
+// db.system or db.system.name, and "" otherwise. A half that waits longer
+// than Config.EdgeWait for its other half expires, as in the connector: a
+// client span with peer.service, db.namespace, db.name or server.address
+// becomes an edge to that "virtual node" (connection_type "virtual_node",
+// or "database" for a database), with its own duration on both sides; a
+// server span without a parent becomes an edge from the virtual node
+// "user"; any other half is dropped and counted.
+//
+// # Writing
+//
+// Totals are cumulative from the Consumer's creation, as the connectors'
+// default cumulative temporality: each flush appends every series' running
+// total (so rate() works between flushes whether or not spans arrived) in
+// one transaction, timed by the injected clock — never earlier than the
+// previous flush plus a millisecond, so a fixed or coarse clock still gives
+// increasing timestamps. ConsumeTraces flushes when Config.FlushInterval
+// has passed on the clock since the last flush; 0 flushes after every
+// batch, which suits simulated time. Run flushes every FlushInterval of
+// wall time, so the series keep their samples while no span arrives.
+//
+// Exemplars carry trace_id and span_id: on a calls series (value 1) and on
+// the duration bucket a span falls in (value: its duration in seconds),
+// timed at the span's end. Each flush writes, per series and bucket, the
+// newest exemplar seen since the last flush, so
+// /api/v1/query_exemplars leads from a latency spike to one of its traces.
+package spanmetrics

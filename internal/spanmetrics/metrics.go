@@ -1,0 +1,65 @@
+package spanmetrics
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// selfMetrics are the Consumer's own metrics.
+type selfMetrics struct {
+	// paired, virtual, expired and dropped are edges' outcomes.
+	paired, virtual, expired, dropped prometheus.Counter
+	spanOverflow, edgeOverflow        prometheus.Counter
+
+	spans    prometheus.Counter
+	overflow *prometheus.CounterVec
+	edges    *prometheus.CounterVec
+	series   *prometheus.GaugeVec
+	flushes  *prometheus.CounterVec
+	rejected *prometheus.CounterVec
+}
+
+func newSelfMetrics(reg prometheus.Registerer) (*selfMetrics, error) {
+	m := &selfMetrics{
+		spans: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_spanmetrics_spans_total",
+			Help: "Spans counted into span metrics and the service graph.",
+		}),
+		overflow: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_spanmetrics_overflow_total",
+			Help: "Spans (kind=span) and requests (kind=edge) counted in an overflow series because the series limit was reached.",
+		}, []string{"kind"}),
+		edges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_spanmetrics_service_graph_halves_total",
+			Help: "Service-graph requests by outcome: paired, virtual (a virtual node), expired (no other half) or dropped (too many pending).",
+		}, []string{"outcome"}),
+		series: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vigil_spanmetrics_series",
+			Help: "Span-metric series (kind=span), service-graph edges (kind=edge) and requests waiting for their other half (kind=pending) at the last flush.",
+		}, []string{"kind"}),
+		flushes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_spanmetrics_flushes_total",
+			Help: "Writes of the span metrics into the store, by result.",
+		}, []string{"result"}),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_spanmetrics_rejected_total",
+			Help: "Samples and exemplars the store refused.",
+		}, []string{"what"}),
+	}
+	m.paired, m.virtual = m.edges.WithLabelValues("paired"), m.edges.WithLabelValues("virtual")
+	m.expired, m.dropped = m.edges.WithLabelValues("expired"), m.edges.WithLabelValues("dropped")
+	m.spanOverflow, m.edgeOverflow = m.overflow.WithLabelValues("span"), m.overflow.WithLabelValues("edge")
+	if reg == nil {
+		return m, nil
+	}
+	var errs []error
+	for _, c := range []prometheus.Collector{m.spans, m.overflow, m.edges, m.series, m.flushes, m.rejected} {
+		errs = append(errs, reg.Register(c))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("register span metrics' own metrics: %w", err)
+	}
+	return m, nil
+}
