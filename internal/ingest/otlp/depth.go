@@ -1,9 +1,11 @@
 package otlp
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"google.golang.org/protobuf/encoding/protowire"
 )
@@ -94,11 +96,39 @@ var protoSchema = [kindCount][]field{
 	kindKeyValueList:      {{1, kindKeyValue}},
 }
 
-func (k msgKind) child(num protowire.Number) msgKind {
-	for _, f := range protoSchema[k] {
-		if f.num == num {
-			return f.kind
+// childTable is protoSchema indexed by field number; numbers over 15
+// other than 1000 lead nowhere.
+var childTable = func() (t [kindCount][16]msgKind) {
+	for k, fields := range protoSchema {
+		for _, f := range fields {
+			if f.num < 16 {
+				t[k][f.num] = f.kind
+			}
 		}
+	}
+	return t
+}()
+
+func (k msgKind) child(num protowire.Number) msgKind {
+	if num < 16 {
+		return childTable[k][num]
+	}
+	if num == 1000 {
+		return k.deprecatedScopes()
+	}
+	return kindNone
+}
+
+// deprecatedScopes is the kind of field 1000 of the resource messages
+// (instrumentation_library_*, which pdata still reads).
+func (k msgKind) deprecatedScopes() msgKind {
+	switch k {
+	case kindResourceSpans:
+		return kindScopeSpans
+	case kindResourceLogs:
+		return kindScopeLogs
+	case kindResourceMetrics:
+		return kindScopeMetrics
 	}
 	return kindNone
 }
@@ -112,24 +142,28 @@ func protoDepth(b []byte, kind msgKind, max int) error {
 
 func scanProto(b []byte, kind msgKind, depth, max int) error {
 	for len(b) > 0 {
-		num, typ, n := protowire.ConsumeTag(b)
+		tag, n := varint(b)
 		if n < 0 {
 			return fmt.Errorf("proto: %w", protowire.ParseError(n))
 		}
 		b = b[n:]
+		num, typ := protowire.Number(tag>>3), protowire.Type(tag&7)
+		if num < protowire.MinValidNumber || tag>>3 > uint64(protowire.MaxValidNumber) {
+			return fmt.Errorf("proto: invalid field number %d", tag>>3)
+		}
 		if typ != protowire.BytesType {
-			n = protowire.ConsumeFieldValue(num, typ, b)
-			if n < 0 {
+			if n = skipValue(num, typ, b); n < 0 {
 				return fmt.Errorf("proto: field %d: %w", num, protowire.ParseError(n))
 			}
 			b = b[n:]
 			continue
 		}
-		v, n := protowire.ConsumeBytes(b)
-		if n < 0 {
-			return fmt.Errorf("proto: field %d: %w", num, protowire.ParseError(n))
+		size, n := varint(b)
+		if n < 0 || size > uint64(len(b)-n) {
+			return fmt.Errorf("proto: field %d: %w", num, io.ErrUnexpectedEOF)
 		}
-		b = b[n:]
+		v := b[n : n+int(size)]
+		b = b[n+int(size):]
 		child := kind.child(num)
 		if child == kindNone {
 			continue
@@ -140,11 +174,50 @@ func scanProto(b []byte, kind msgKind, depth, max int) error {
 				return fmt.Errorf("%w: arrays and maps nested more than %d deep", errTooDeep, max)
 			}
 		}
+		// Each array or map nested in another takes at least 4 bytes
+		// (the tags and lengths of two fields) and the innermost 2, so
+		// a short value cannot nest too deeply: most attributes are
+		// not scanned at all.
+		if d+(len(v)+2)/4 <= max {
+			continue
+		}
 		if err := scanProto(v, child, d, max); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// varint decodes the varint at the start of b, one-byte values inline.
+func varint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return protowire.ConsumeVarint(b)
+}
+
+// skipValue returns the length of the value of a field of type typ that
+// is not length-delimited at the start of b, or a negative error code.
+func skipValue(num protowire.Number, typ protowire.Type, b []byte) int {
+	switch typ {
+	case protowire.VarintType:
+		for i := 0; i < len(b) && i < binary.MaxVarintLen64; i++ {
+			if b[i] < 0x80 {
+				return i + 1
+			}
+		}
+	case protowire.Fixed64Type:
+		if len(b) >= 8 {
+			return 8
+		}
+	case protowire.Fixed32Type:
+		if len(b) >= 4 {
+			return 4
+		}
+	default:
+		return protowire.ConsumeFieldValue(num, typ, b)
+	}
+	return protowire.ConsumeFieldValue(num, typ, b) // reports the error
 }
 
 // jsonStructure is how deeply the objects and arrays of an OTLP JSON

@@ -161,3 +161,31 @@ func TestProtoDepthMalformed(t *testing.T) {
 	// Fields the scan does not know are skipped, whatever their type.
 	require.NoError(t, protoDepth([]byte("\x10\x01\x19\x00\x00\x00\x00\x00\x00\x00\x00\x25\x00\x00\x00\x00\x2a\x00"), kindTracesRequest, 0))
 }
+
+// TestProtoDepthTightest: values in their shortest encoding (empty lists
+// and maps nested in one another, with one-letter keys), where the scan's
+// shortcut for short values is tightest, are measured right.
+func TestProtoDepthTightest(t *testing.T) {
+	for _, maps := range []bool{false, true} {
+		for depth := 1; depth <= 12; depth++ {
+			td := ptrace.NewTraces()
+			v := td.ResourceSpans().AppendEmpty().Resource().Attributes().PutEmpty("a")
+			for range depth - 1 {
+				if maps {
+					v = v.SetEmptyMap().PutEmpty("")
+				} else {
+					v = v.SetEmptySlice().AppendEmpty()
+				}
+			}
+			if maps {
+				v.SetEmptyMap()
+			} else {
+				v.SetEmptySlice()
+			}
+			b, err := ptraceotlp.NewExportRequestFromTraces(td).MarshalProto()
+			require.NoError(t, err)
+			require.NoError(t, protoDepth(b, kindTracesRequest, depth), "depth %d", depth)
+			require.ErrorIs(t, protoDepth(b, kindTracesRequest, depth-1), errTooDeep, "depth %d", depth)
+		}
+	}
+}

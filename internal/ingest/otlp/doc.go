@@ -15,6 +15,15 @@
 // RetryInfo) when the server is overloaded, 500 / Internal when a consumer
 // failed otherwise.
 //
+// Spans with an empty (all-zero) trace id or span id, which the OTLP protos
+// call invalid, are dropped and counted in partial_success; a request of
+// nothing but such spans is refused with 400 / InvalidArgument. Ids of the
+// wrong length, like any other decoding error, refuse the whole request.
+// The nesting limit is checked on the encoded bytes, before pdata decodes
+// them: pdata's decoders recurse without a bound, and a 19 MB request of
+// two million nested lists (a few kilobytes gzip-compressed) overflows the
+// goroutine stack, which kills the process.
+//
 // MetricsAppender is the metrics consumer that stores OTLP metrics in a
 // storage.AppendableV2 with Prometheus's own OTLP translation.
 //

@@ -9,8 +9,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog/plogotlp"
+	"go.opentelemetry.io/collector/pdata/pmetric/pmetricotlp"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -93,6 +96,25 @@ func TestHTTPJSON(t *testing.T) {
 	tags, ok := spans[0].Attributes().Get("tags")
 	require.True(t, ok)
 	require.Equal(t, int64(1), tags.Slice().At(1).Map().AsRaw()["k"])
+}
+
+// TestHTTPJSONEverySignal posts OTLP JSON of each signal.
+func TestHTTPJSONEverySignal(t *testing.T) {
+	s := &sink{}
+	tr := startReceiver(t, s, Options{})
+	lj, err := plogotlp.NewExportRequestFromLogs(newLogs(2)).MarshalJSON()
+	require.NoError(t, err)
+	mj, err := pmetricotlp.NewExportRequestFromMetrics(newMetricsData(3, time.Now())).MarshalJSON()
+	require.NoError(t, err)
+	code, _, resp := post(t, tr.httpURL+"/v1/logs", contentTypeJSON, "", lj)
+	require.Equal(t, http.StatusOK, code, string(resp))
+	code, _, resp = post(t, tr.httpURL+"/v1/metrics", contentTypeJSON, "gzip", gzipped(t, mj))
+	require.Equal(t, http.StatusOK, code, string(resp))
+	require.Len(t, s.logRecords(), 2)
+	require.Len(t, s.metrics, 1)
+	require.Equal(t, 3, s.metrics[0].DataPointCount())
+	require.Equal(t, 2.0, counterValue(t, tr.reg, "vigil_otlp_received_log_records_total", "transport", "http"))
+	require.Equal(t, 3.0, counterValue(t, tr.reg, "vigil_otlp_received_data_points_total", "transport", "http"))
 }
 
 // TestHTTPBadInput sends what a broken or hostile client might, each time

@@ -58,8 +58,11 @@ func New(opts Options) (*Receiver, error) {
 		r.http = &http.Server{
 			Handler:           r.handler,
 			ReadHeaderTimeout: 10 * time.Second,
-			IdleTimeout:       2 * time.Minute,
-			ErrorLog:          slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
+			// A client that sends its body slowly holds a slot of
+			// MaxInFlight: this bounds how long.
+			ReadTimeout: time.Minute,
+			IdleTimeout: 2 * time.Minute,
+			ErrorLog:    slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
 		}
 	}
 	return r, nil

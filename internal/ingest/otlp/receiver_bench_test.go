@@ -76,8 +76,9 @@ func (*noopTracesServer) Export(_ context.Context, req ptraceotlp.ExportRequest)
 // the receiver with a consumer that does nothing ("receiver"); pdata's
 // stock gRPC registration, as the OpenTelemetry Collector serves OTLP,
 // with nothing consuming ("pdata-server": the receiver's checks, limits
-// and metrics cost the difference); and decoding the same bytes alone,
-// without gRPC ("decode-only": the floor of any receiver on pdata).
+// and metrics cost the difference); the receiver's nesting check alone
+// ("nesting-scan-only"); and decoding the same bytes alone, without gRPC
+// ("decode-only": the floor of any receiver on pdata).
 //
 //	go test ./internal/ingest/otlp -run '^$' -bench ReceiverGRPC -benchtime 20x
 func BenchmarkReceiverGRPC(b *testing.B) {
@@ -114,6 +115,13 @@ func BenchmarkReceiverGRPC(b *testing.B) {
 		go func() { _ = s.Serve(l) }()
 		defer s.Stop()
 		send(b, ptraceotlp.NewGRPCClient(dial(b, l.Addr().String())))
+	})
+	b.Run("nesting-scan-only", func(b *testing.B) {
+		parallel(b, batches, senders, func(i int) {
+			if err := protoDepth(bodies[i], kindTracesRequest, DefaultMaxAttributeDepth); err != nil {
+				b.Error(err)
+			}
+		})
 	})
 	b.Run("decode-only", func(b *testing.B) {
 		parallel(b, batches, senders, func(i int) {
