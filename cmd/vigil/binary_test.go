@@ -27,7 +27,7 @@ func TestBinaryGracefulShutdown(t *testing.T) {
 	// First run: our own process handle, to send SIGTERM.
 	addr := peertest.FreeAddr(t)
 	out := &peertest.SyncBuffer{}
-	cmd := exec.Command(peertest.Vigil(t), "serve", "--config", cfg, "--listen", addr)
+	cmd := exec.Command(peertest.Vigil(t), append([]string{"serve", "--config", cfg, "--listen", addr}, peertest.OTLPFlags(nil)...)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	require.NoError(t, cmd.Start())
 	exited := make(chan error, 1)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,6 +75,9 @@ func startServe(t *testing.T, ctx context.Context, args ...string) *server {
 	t.Helper()
 	s := &server{stdout: &peertest.SyncBuffer{}, stderr: &peertest.SyncBuffer{}, done: make(chan error, 1), client: &http.Client{Transport: &http.Transport{}}}
 	t.Cleanup(s.client.CloseIdleConnections)
+	if len(args) > 0 && args[0] == "serve" {
+		args = append(slices.Clone(args), peertest.OTLPFlags(args)...)
+	}
 	go func() { s.done <- Run(ctx, args, strings.NewReader(""), s.stdout, s.stderr) }()
 	deadline := time.Now().Add(30 * time.Second)
 	for {

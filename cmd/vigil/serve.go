@@ -25,12 +25,14 @@ import (
 	"github.com/vigil-obs/vigil/internal/ingest/remotewrite"
 	"github.com/vigil-obs/vigil/internal/ingest/scrape"
 	"github.com/vigil-obs/vigil/internal/ingest/self"
+	"github.com/vigil-obs/vigil/internal/redact"
 	"github.com/vigil-obs/vigil/internal/store"
 )
 
 func newServeCmd(e *env) *cobra.Command {
 	var (
 		cfgFile, dataDir, listen string
+		otlpGRPC, otlpHTTP       string
 		retention                model.Duration
 	)
 	cmd := &cobra.Command{
@@ -53,6 +55,16 @@ func newServeCmd(e *env) *cobra.Command {
 			if fl.Changed("listen") {
 				cfg.Web.Listen = listen
 			}
+			explicit := otlpExplicit{
+				grpc: fl.Changed("otlp-grpc-listen") || cfg.OTLP.GRPCListen != config.DefaultOTLPGRPCListen,
+				http: fl.Changed("otlp-http-listen") || cfg.OTLP.HTTPListen != config.DefaultOTLPHTTPListen,
+			}
+			if fl.Changed("otlp-grpc-listen") {
+				cfg.OTLP.GRPCListen = otlpGRPC
+			}
+			if fl.Changed("otlp-http-listen") {
+				cfg.OTLP.HTTPListen = otlpHTTP
+			}
 			if fl.Changed("retention") {
 				cfg.Storage.Retention = retention
 				// A shorter retention takes the out-of-order window down
@@ -62,13 +74,15 @@ func newServeCmd(e *env) *cobra.Command {
 			if err := cfg.Validate(); err != nil {
 				return usageError{flagError(fl, err)}
 			}
-			return serve(cmd.Context(), e, cfg)
+			return serve(cmd.Context(), e, cfg, explicit)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&cfgFile, "config", "", "configuration file (vigil.yaml)")
 	fl.StringVar(&dataDir, "data-dir", "data", "data directory of the embedded store")
 	fl.StringVar(&listen, "listen", ":9700", "address of the HTTP API")
+	fl.StringVar(&otlpGRPC, "otlp-grpc-listen", config.DefaultOTLPGRPCListen, `address of the OTLP/gRPC receiver ("" turns it off; a busy default is a warning)`)
+	fl.StringVar(&otlpHTTP, "otlp-http-listen", config.DefaultOTLPHTTPListen, `address of the OTLP/HTTP receiver ("" turns it off; a busy default is a warning)`)
 	retention = config.Default().Storage.Retention
 	fl.Var(&durationFlag{&retention}, "retention", "how long samples are kept (e.g. 15d, 12h); a longer out-of-order window is cut to it")
 	return cmd
@@ -79,6 +93,8 @@ var fieldFlags = map[string]string{
 	"storage.data_dir":  "data-dir",
 	"web.listen":        "listen",
 	"storage.retention": "retention",
+	"otlp.grpc_listen":  "otlp-grpc-listen",
+	"otlp.http_listen":  "otlp-http-listen",
 }
 
 // flagError names the flag instead of the configuration field when the
@@ -101,14 +117,19 @@ func (f *durationFlag) Type() string       { return "duration" }
 func (f *durationFlag) Set(s string) error { return f.d.Set(s) }
 
 // serve runs the server until ctx ends.
-func serve(ctx context.Context, e *env, cfg config.Config) error {
-	logger := e.logger()
+func serve(ctx context.Context, e *env, cfg config.Config, explicit otlpExplicit) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		buildInfoCollector(),
 	)
+	red, err := redact.New(cfg.Redaction, reg)
+	if err != nil {
+		return usageError{fmt.Errorf("serve: redaction: %w", err)}
+	}
+	// Vigil's own logs go through redaction too.
+	logger := slog.New(redact.NewHandler(e.logger().Handler(), red))
 	st, err := openServeStore(cfg, e, logger, reg)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -126,11 +147,15 @@ func serve(ctx context.Context, e *env, cfg config.Config) error {
 		<-ctx.Done()
 		return nil
 	}, func(error) {})
-	if err := addComponents(&g, e, cfg, st, logger, reg); err != nil {
+	rp, err := openRequestPath(cfg, e, st, red, explicit, logger, reg)
+	if err != nil {
 		return errors.Join(fmt.Errorf("serve: %w", err), closeStore())
 	}
-	// The store closes last, once nothing reads or writes it any more.
-	err = errors.Join(g.Run(), closeStore())
+	if err := addComponents(&g, e, cfg, st, rp, logger, reg); err != nil {
+		return errors.Join(fmt.Errorf("serve: %w", err), rp.close(logger), closeStore())
+	}
+	// The stores close last, once nothing reads or writes them any more.
+	err = errors.Join(g.Run(), rp.close(logger), closeStore())
 	if err == nil {
 		logger.Info("stopped")
 	}
@@ -154,7 +179,7 @@ func openServeStore(cfg config.Config, e *env, logger *slog.Logger, reg promethe
 
 // addComponents adds the HTTP server (API, remote write, push), scraping and
 // self-monitoring to g. On error nothing is left running.
-func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, logger *slog.Logger, reg *prometheus.Registry) error {
+func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, rp *requestPath, logger *slog.Logger, reg *prometheus.Registry) error {
 	rw, err := remotewrite.New(remotewrite.Options{
 		Appendable: st, Series: st, Limits: cfg.Limits, Now: e.now,
 		Logger: logger.With("component", "remote-write"), Registerer: reg,
@@ -210,7 +235,7 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 		ListenAddress: ln.Addr().String(), DataDir: cfg.Storage.DataDir,
 		LookbackDelta: time.Duration(cfg.Query.LookbackDelta), QueryTimeout: time.Duration(cfg.Query.Timeout),
 		Flags: map[string]string{"storage.tsdb.path": cfg.Storage.DataDir, "storage.tsdb.retention.time": cfg.Storage.Retention.String(), "web.listen-address": cfg.Web.Listen},
-		Write: rw, Push: pushed, Targets: targets,
+		Write: rw, Push: pushed, Targets: targets, Extra: rp.handlers(logger),
 	}
 	if ev != nil {
 		opts.Rules, opts.Incidents = ev.watcher, ev.tracker
@@ -223,6 +248,7 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 		return err
 	}
 	addHTTP(g, h, ln, cfg, logger)
+	rp.add(g)
 	if sender != nil {
 		nctx, ncancel := context.WithCancel(context.Background())
 		g.Add(func() error { return sender.Run(nctx) }, func(error) { ncancel() })

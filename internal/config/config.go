@@ -13,6 +13,8 @@ import (
 
 	"github.com/vigil-obs/vigil/internal/alert"
 	"github.com/vigil-obs/vigil/internal/ingest/remotewrite"
+	"github.com/vigil-obs/vigil/internal/redact"
+	"github.com/vigil-obs/vigil/internal/traces"
 )
 
 // Config is the content of vigil.yaml.
@@ -28,6 +30,14 @@ type Config struct {
 	Evaluation EvaluationConfig `yaml:"evaluation"`
 	// Alerting says where incidents and alerts are sent.
 	Alerting alert.Config `yaml:"alerting"`
+	// OTLP configures the OTLP receiver.
+	OTLP OTLPConfig `yaml:"otlp"`
+	// Traces configures the trace and log store (Dir defaults to
+	// <data_dir>/traces).
+	Traces traces.Config `yaml:"traces"`
+	// Redaction configures what is removed from traces, logs and metrics
+	// before anything is stored, indexed, logged, returned or forwarded.
+	Redaction redact.Config `yaml:"redaction"`
 	// Scrape holds the Prometheus sections of the file (global,
 	// scrape_configs, scrape_config_files), read by Prometheus's own
 	// loader; nil when the file has none.
@@ -95,6 +105,24 @@ type EvaluationConfig struct {
 	SLOPresets bool `yaml:"slo_presets"`
 }
 
+// OTLPConfig configures the OTLP receiver.
+type OTLPConfig struct {
+	// GRPCListen and HTTPListen are the addresses of OTLP/gRPC and
+	// OTLP/HTTP; empty turns that transport off.
+	GRPCListen string `yaml:"grpc_listen"`
+	HTTPListen string `yaml:"http_listen"`
+	// MaxRequestBytes bounds one compressed request body (413 above).
+	MaxRequestBytes int64 `yaml:"max_request_bytes"`
+	// MaxInFlight bounds the requests being handled at once (429 above).
+	MaxInFlight int `yaml:"max_inflight_requests"`
+}
+
+// Default OTLP addresses (DESIGN.md).
+const (
+	DefaultOTLPGRPCListen = ":4317"
+	DefaultOTLPHTTPListen = ":4318"
+)
+
 // Default returns the configuration used when no file is given.
 func Default() Config {
 	return Config{
@@ -129,6 +157,14 @@ func Default() Config {
 			SLOPresets:        true,
 		},
 		Alerting: alert.Default(),
+		OTLP: OTLPConfig{
+			GRPCListen:      DefaultOTLPGRPCListen,
+			HTTPListen:      DefaultOTLPHTTPListen,
+			MaxRequestBytes: 16 << 20,
+			MaxInFlight:     64,
+		},
+		Traces:    traces.DefaultConfig(),
+		Redaction: redact.Default(),
 	}
 }
 
@@ -177,6 +213,19 @@ func (c *Config) Validate() error {
 	}
 	if err := c.Evaluation.validate(); err != nil {
 		return err
+	}
+	if err := c.validateOTLP(); err != nil {
+		return err
+	}
+	if err := c.Traces.Validate(); err != nil {
+		return fieldErr("traces"+tracesField(err.Error()), "%s", tracesMsg(err.Error()))
+	}
+	if err := c.Redaction.Validate(); err != nil {
+		var fe *redact.FieldError
+		if errors.As(err, &fe) {
+			return fieldErr("redaction."+fe.Field, "%s", fe.Msg)
+		}
+		return fieldErr("redaction", "%v", err)
 	}
 	if err := c.Alerting.Validate(); err != nil {
 		var fe *alert.FieldError
@@ -235,4 +284,46 @@ func (e EvaluationConfig) validate() error {
 		return fieldErr("evaluation.finding_confidence", "must be in (0, 1], got %g", e.FindingConfidence)
 	}
 	return nil
+}
+
+func (c *Config) validateOTLP() error {
+	o := c.OTLP
+	for field, addr := range map[string]string{"otlp.grpc_listen": o.GRPCListen, "otlp.http_listen": o.HTTPListen} {
+		if addr == "" {
+			continue
+		}
+		if err := validateListen(field, addr); err != nil {
+			return err
+		}
+	}
+	switch {
+	case o.MaxRequestBytes <= 0:
+		return fieldErr("otlp.max_request_bytes", "must be positive, got %d", o.MaxRequestBytes)
+	case o.MaxInFlight <= 0:
+		return fieldErr("otlp.max_inflight_requests", "must be positive, got %d", o.MaxInFlight)
+	}
+	return nil
+}
+
+// tracesField and tracesMsg split the trace store's "traces: key must ..."
+// errors into the field (".key") and the message.
+func tracesField(msg string) string {
+	rest := strings.TrimPrefix(msg, "traces: ")
+	key, _, _ := strings.Cut(rest, " ")
+	key = strings.TrimRight(key, ":")
+	if i := strings.IndexByte(key, '['); i > 0 {
+		key = key[:i]
+	}
+	if key == "" || strings.ContainsAny(key, "\"'") {
+		return ""
+	}
+	return "." + key
+}
+
+func tracesMsg(msg string) string {
+	rest := strings.TrimPrefix(msg, "traces: ")
+	if _, after, ok := strings.Cut(rest, " "); ok {
+		return after
+	}
+	return rest
 }

@@ -181,13 +181,33 @@ func StatusOK(url string) func() bool {
 	}
 }
 
-// StartVigil runs `vigil serve --listen <free> args...` and waits for /-/ready.
+// StartVigil runs `vigil serve --listen <free> args...` and waits for
+// /-/ready. The OTLP receivers listen on free 127.0.0.1 ports unless args
+// name them.
 func StartVigil(t testing.TB, args ...string) *Proc {
 	t.Helper()
 	addr := FreeAddr(t)
 	url := "http://" + addr
-	full := append([]string{"serve", "--listen", addr}, args...)
+	full := append([]string{"serve", "--listen", addr}, OTLPFlags(args)...)
+	full = append(full, args...)
 	return Start(t, url, addr, StatusOK(url+"/-/ready"), Vigil(t), full...)
+}
+
+// OTLPFlags returns the flags that put the OTLP receivers of `vigil serve`
+// on free 127.0.0.1 ports (tests never bind the default 0.0.0.0:4317), for
+// each one args do not set.
+func OTLPFlags(args []string) []string {
+	var out []string
+	for _, f := range []string{"--otlp-grpc-listen", "--otlp-http-listen"} {
+		set := false
+		for _, a := range args {
+			set = set || a == f || strings.HasPrefix(a, f+"=")
+		}
+		if !set {
+			out = append(out, f+"=127.0.0.1:0")
+		}
+	}
+	return out
 }
 
 // StartPrometheus runs Debian's Prometheus on dataDir with a configuration
