@@ -90,6 +90,7 @@ func (an *analysis) run(ctx context.Context) error {
 		}
 		an.cands = append(an.cands, cs...)
 	}
+	an.corroboratedStalls()
 	an.link()
 	return nil
 }

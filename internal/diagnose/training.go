@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
 	"github.com/vigil-obs/vigil/internal/detect"
@@ -261,7 +262,61 @@ func (an *analysis) trainingSymptom(j *trainJob) {
 		// activity at all: missing samples on most GPUs count as none.
 		return
 	}
-	e := eps[0]
+	an.addTrainingSymptom(j, kind, eps[0])
+}
+
+// earlyStallRun is how many steps confirm a collapse of the job's work
+// when hardware evidence on one of its nodes starts with it: a checkpoint
+// pauses every rank for about a minute too, but comes with no XID, no GPU
+// off the bus and no link collapse. It pages one step (30 s) sooner.
+const earlyStallRun = 2
+
+// corroboratedStalls adds the stall (or slowdown) of a job whose work has
+// collapsed (or dropped) for earlyStallRun steps up to the evaluation time
+// when a fault candidate on one of its nodes (direct evidence, or strong)
+// starts within precedenceSlack of it. Run after the hypotheses, before
+// link.
+func (an *analysis) corroboratedStalls() {
+	n := an.v.n
+	for _, j := range an.jobs {
+		if j.symptom != nil || j.act == nil || j.ref.N == 0 || j.ref.Median <= 0 {
+			continue
+		}
+		kind := SymptomTrainingStall
+		eps := episodes(n, func(i int) bool { return j.act[i] < stallRatio*j.ref.Median }, earlyStallRun)
+		if len(eps) == 0 || eps[len(eps)-1].end != n-1 {
+			kind = SymptomTrainingSlowdown
+			eps = episodes(n, func(i int) bool { return j.ref.Z(j.act[i]) <= -slowZ }, earlyStallRun)
+		}
+		if len(eps) == 0 || eps[len(eps)-1].end != n-1 {
+			continue // a finished two-step dip is a checkpoint
+		}
+		e := eps[len(eps)-1]
+		if an.corroborated(j, an.v.time(e.start)) {
+			j.stall = kind == SymptomTrainingStall
+			an.addTrainingSymptom(j, kind, e)
+		}
+	}
+}
+
+// corroborated reports whether a fault candidate on one of j's nodes —
+// direct evidence, or strong — starts within precedenceSlack of start.
+func (an *analysis) corroborated(j *trainJob, start time.Time) bool {
+	for _, c := range an.cands {
+		if (!c.direct && c.strength < 0.8) || c.strength < minExplain || c.onset.IsZero() ||
+			c.onset.Before(start.Add(-precedenceSlack)) || c.onset.After(start.Add(precedenceSlack)) {
+			continue
+		}
+		if slices.ContainsFunc(c.nodes, func(nd string) bool { return slices.Contains(j.nodes, nd) }) {
+			return true
+		}
+	}
+	return false
+}
+
+// addTrainingSymptom records the job's stall or slowdown over episode e.
+func (an *analysis) addTrainingSymptom(j *trainJob, kind string, e episode) {
+	n := an.v.n
 	j.symptom = &e
 	low := detect.Median(j.act[e.start : e.end+1])
 	summary := fmt.Sprintf("%s/%s stalled: GPU work (%s) fell to %.0f%% of its earlier level", j.ns, j.name, j.actSignal, 100*low/j.ref.Median)
