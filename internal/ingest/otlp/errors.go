@@ -30,6 +30,7 @@ type PartialError struct {
 	Msg string
 }
 
+// Error says how many items were refused and why.
 func (e PartialError) Error() string {
 	return fmt.Sprintf("%d rejected: %s", e.Rejected, e.Msg)
 }

@@ -90,7 +90,7 @@ func (r *Receiver) readBody(req *http.Request) ([]byte, outcome, bool) {
 	if req.ContentLength > limit {
 		return nil, tooLarge("request body", limit), false
 	}
-	body, err := io.ReadAll(io.LimitReader(req.Body, limit+1))
+	body, err := readAll(req.Body, limit, req.ContentLength)
 	switch {
 	case err != nil:
 		return nil, badRequest(reasonReadBody, "read request body: "+err.Error()), false
@@ -104,7 +104,7 @@ func (r *Receiver) readBody(req *http.Request) ([]byte, outcome, bool) {
 		return nil, badRequest(reasonBadGzip, "gunzip request body: "+err.Error()), false
 	}
 	limit = r.opts.MaxDecompressedBytes
-	plain, err := io.ReadAll(io.LimitReader(zr, limit+1))
+	plain, err := readAll(zr, limit, 4*int64(len(body)))
 	switch {
 	case err != nil:
 		return nil, badRequest(reasonBadGzip, "gunzip request body: "+err.Error()), false
@@ -156,4 +156,15 @@ func writeHTTP(w http.ResponseWriter, sig *signal, f format, o outcome) {
 	}
 	w.WriteHeader(o.status())
 	_, _ = w.Write(body)
+}
+
+// readAll reads r up to limit+1 bytes into a buffer sized for sizeHint
+// bytes, so that a body over the limit shows as longer than limit.
+func readAll(r io.Reader, limit, sizeHint int64) ([]byte, error) {
+	var buf bytes.Buffer
+	if sizeHint > 0 {
+		buf.Grow(int(min(sizeHint, limit) + bytes.MinRead))
+	}
+	_, err := buf.ReadFrom(io.LimitReader(r, limit+1))
+	return buf.Bytes(), err
 }

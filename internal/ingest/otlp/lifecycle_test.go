@@ -74,6 +74,20 @@ func TestRun(t *testing.T) {
 	require.NoError(t, l.Close())
 }
 
+// TestRunShutdown: Run returns when Shutdown is called, as when the
+// receiver is both run and shut down by an oklog/run group.
+func TestRunShutdown(t *testing.T) {
+	r, err := New(Options{HTTP: listen(t), Traces: &sink{}})
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(t.Context()) }()
+	require.NoError(t, r.Shutdown(t.Context()))
+	err = <-done
+	if err != nil { // Shutdown came before Run's Start
+		require.ErrorContains(t, err, "already shut down")
+	}
+}
+
 // TestRunServeError: Run returns when a server fails, with the transport
 // and address in the error.
 func TestRunServeError(t *testing.T) {

@@ -66,7 +66,8 @@ type Options struct {
 	// another in an attribute value or a log body: a scalar has depth 0, a
 	// list of scalars 1. A request with a deeper value is refused (400).
 	MaxAttributeDepth int
-	Logger            *slog.Logger
+	// Logger takes the receiver's logs; nil discards them.
+	Logger *slog.Logger
 	// Registerer takes the receiver's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
 }

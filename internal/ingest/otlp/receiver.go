@@ -33,7 +33,9 @@ type Receiver struct {
 	stopped  bool
 	stopErr  error
 	serveErr chan error
-	wg       sync.WaitGroup
+	// done is closed when Shutdown begins.
+	done chan struct{}
+	wg   sync.WaitGroup
 }
 
 // New returns a receiver of the signals whose consumers are set, on the
@@ -48,6 +50,7 @@ func New(opts Options) (*Receiver, error) {
 		m:        newMetrics(opts.Registerer),
 		inflight: make(chan struct{}, opts.MaxInFlight),
 		serveErr: make(chan error, 2),
+		done:     make(chan struct{}),
 	}
 	sigs := r.signals()
 	r.handler = r.newHTTPHandler(sigs)
@@ -117,6 +120,7 @@ func (r *Receiver) Shutdown(ctx context.Context) error {
 		return r.stopErr
 	}
 	r.stopped = true
+	close(r.done)
 	start := time.Now()
 	var errs []error
 	if !r.started {
@@ -163,8 +167,8 @@ func stopGRPC(ctx context.Context, s *grpc.Server) {
 // shutdownTimeout bounds how long Run waits for requests in flight.
 const shutdownTimeout = 10 * time.Second
 
-// Run serves until ctx is done or a server fails, then shuts down,
-// waiting at most 10 s for the requests in flight.
+// Run serves until ctx is done, a server fails or Shutdown is called,
+// then shuts down, waiting at most 10 s for the requests in flight.
 func (r *Receiver) Run(ctx context.Context) error {
 	if err := r.Start(ctx); err != nil {
 		return err
@@ -172,6 +176,7 @@ func (r *Receiver) Run(ctx context.Context) error {
 	var err error
 	select {
 	case <-ctx.Done():
+	case <-r.done:
 	case err = <-r.serveErr:
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
