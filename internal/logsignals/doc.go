@@ -1,0 +1,80 @@
+// Package logsignals turns log records into counters the diagnosis can
+// use: NCCL timeouts and errors, CUDA errors and out-of-memory, OOM kills,
+// NVIDIA XIDs from kernel logs, HTTP 5xx responses, GPUs fallen off the
+// bus. It owns the patterns (MatchText, MatchRecord), the running totals
+// and their cardinality bound, and writes them into a metric store
+// (storage.AppendableV2). It does not receive, store, index or redact
+// logs (internal/ingest/otlp, internal/traces, internal/redact), nor
+// decide what the counters mean (internal/diagnose).
+//
+// # Series
+//
+//	vigil_log_events_total{event, node, namespace, pod, service}
+//	vigil_log_xid_total{node, xid, pci}
+//
+// event is one of nccl_timeout, nccl_error, cuda_error, cuda_oom,
+// oom_killed, xid, http_5xx, gpu_fell_off_bus. The entity comes from the
+// resource attributes: node is k8s.node.name, else host.name; namespace
+// k8s.namespace.name; pod k8s.pod.name; service service.name. An empty
+// one is left out. xid is the XID code, pci the GPU's PCI address as the
+// driver writes it ("0000:3b:00"). Config.MaxSeries bounds both families
+// together; a new series past it counts in an overflow series labelled
+// otel_metric_overflow="true" (vigil_log_events_total keeps its event
+// label there, vigil_log_xid_total keeps none).
+//
+// # Matching
+//
+// A record is matched on its body: plain text; a text that holds a JSON
+// object, or a map body, by its message fields (message, msg, log,
+// MESSAGE, error, err, exception, nested ones such as error.message) and
+// its HTTP status fields (status, status_code, statusCode,
+// response_code, http.response.status_code, http.status_code, nested
+// http.response.status_code); and on its attributes
+// http.response.status_code and http.status_code. A record counts at most
+// once per event; a CUDA OOM is not also a cuda_error, an NCCL timeout not
+// also an nccl_error; XID 79 is also gpu_fell_off_bus. The patterns and
+// their near-misses are listed with real-looking lines in
+// testdata/lines.txt. One incident often writes several matching lines
+// (one per rank of a job, a summary line after the detail), so read the
+// counters as "how often, from where", not as a count of incidents.
+// Known follow-up lines are not counted: the kernel's
+// "oom-kill:constraint=…" (its "Killed process" line counts), PyTorch's
+// "Some NCCL operations have failed or timed out" and "Exception (either
+// an error or timeout) detected by watchdog".
+//
+// # Writing
+//
+// Totals are cumulative from the Consumer's creation. Each batch of logs
+// that matched appends every series it changed once, in one transaction,
+// at the batch's newest record time (Timestamp, else ObservedTimestamp),
+// capped at the injected clock and never earlier than the previous write
+// plus a millisecond. A new series first gets a 0 at the previous write
+// (at most 5 minutes earlier), so increase() and rate() see its first
+// event. Samples the store refuses for good are skipped and counted; any
+// other failure is logged and counted, and the totals are written with
+// the next batch: ConsumeLogs never returns an error, so that an OTLP
+// client's retry does not count the same records twice.
+//
+// # For the diagnosis
+//
+// The lead decides the wiring; the counters suit these uses:
+//
+//   - Evidence of a GPU hardware cause on a node: increase(
+//     vigil_log_xid_total{node="N"}[w]) > 0 names the XID (severity and
+//     cause kind from catalog.XID) even where dcgm-exporter is missing or
+//     its DCGM_FI_DEV_XID_ERRORS gauge hides a repeat; gpu_fell_off_bus
+//     supports gpu_lost, and XID lines with no recent dcgm-exporter
+//     samples tell gpu_lost from exporter_down.
+//   - Training stalls: nccl_timeout on every rank of a job points at the
+//     collective, the rank whose node first logs nccl_error, cuda_error,
+//     an XID or an OOM kill (the earliest, by temporal precedence) is the
+//     likely cause; a stall with only timeouts and no node-level evidence
+//     suggests a straggler or the network (node_network_degraded).
+//   - pod_oom_killed and node_memory_pressure: oom_killed per pod/node,
+//     fresher than kube-state-metrics' last-terminated reason (which stays
+//     OOMKilled long after the fact; DESIGN.md calls that benign).
+//   - cuda_oom per pod: a workload fault (batch or KV-cache sizing), not
+//     hardware; with kv_cache_exhausted for inference.
+//   - error_rate_high: http_5xx per service where there are access logs
+//     but no span metrics.
+package logsignals
