@@ -6,6 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/prometheus/common/model"
 )
 
 // Text layout.
@@ -160,8 +162,8 @@ func WriteRouteText(w io.Writer, routes []RouteBreakdown) error {
 }
 
 func writeRoute(w io.Writer, r RouteBreakdown) error {
-	window := r.To.Sub(r.From).Round(time.Second)
-	fmt.Fprintf(w, "route %s  %d traces in %s to %s", r.Route, r.Traces, window, r.To.UTC().Format("2006-01-02 15:04:05 MST"))
+	window := model.Duration(r.To.Sub(r.From).Round(time.Second))
+	fmt.Fprintf(w, "route %s  %d traces in the %s to %s", r.Route, r.Traces, window, r.To.UTC().Format("2006-01-02 15:04:05 MST"))
 	if r.Traces == 0 {
 		_, err := fmt.Fprintln(w)
 		return err
