@@ -22,6 +22,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/incident"
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/sim/microsvc"
+	"github.com/vigil-obs/vigil/internal/slo"
 	"github.com/vigil-obs/vigil/internal/store"
 	"github.com/vigil-obs/vigil/internal/watch"
 )
@@ -149,8 +150,12 @@ func demoWatcher(ctx context.Context, f demoFlags, st *store.Embedded, eng *diag
 	if err != nil {
 		return nil, nil, fmt.Errorf("demo: %w", err)
 	}
+	groups, err := slo.Groups(slo.Presets())
+	if err != nil {
+		return nil, nil, fmt.Errorf("demo: %w", err)
+	}
 	opts := watch.Options{
-		Source: st, Engine: eng, Tracker: tr, Interval: demoEvery, Now: clock.Now,
+		Source: st, Engine: eng, Tracker: tr, Groups: groups, Interval: demoEvery, Now: clock.Now,
 		OnChange: onChange, Logger: logger.With("component", "watch"),
 	}
 	stop = func() {}

@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/incident"
+	"github.com/vigil-obs/vigil/internal/slo"
 	"github.com/vigil-obs/vigil/internal/store"
 	"github.com/vigil-obs/vigil/internal/watch"
 )
@@ -47,7 +48,7 @@ func openEvaluation(cfg config.Config, e *env, st *store.Embedded, addr net.Addr
 	if err != nil {
 		return nil, fmt.Errorf("evaluation: %w", err)
 	}
-	groups, err := sloGroups(ec, logger)
+	groups, err := sloGroups(context.Background(), ec, st, e.now(), logger)
 	if err != nil {
 		return nil, err
 	}
@@ -118,9 +119,34 @@ func advertised(addr net.Addr) string {
 	return net.JoinHostPort(host, port)
 }
 
-// sloGroups returns the SLO rule groups the watcher evaluates.
-func sloGroups(ec config.EvaluationConfig, logger *slog.Logger) ([]rulefmt.RuleGroup, error) {
-	_ = logger
-	_ = ec
-	return nil, nil
+// sloGroups returns the SLO rule groups the watcher evaluates: those of
+// the SLO file, or the built-in presets. SLOs of a file whose metrics the
+// store does not hold yet are named in a warning: a rule that can never
+// fire must not be silent.
+func sloGroups(ctx context.Context, ec config.EvaluationConfig, st *store.Embedded, now time.Time, logger *slog.Logger) ([]rulefmt.RuleGroup, error) {
+	var spec *slo.Spec
+	switch {
+	case ec.SLOFile != "":
+		s, err := slo.ParseFile(ec.SLOFile)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("evaluation.slo_file: %w", err)}
+		}
+		spec = s
+		ws, err := slo.CheckMetrics(ctx, spec, slo.StoreLookup(st, now.Add(-time.Hour), now))
+		if err != nil {
+			logger.Warn("could not check the SLOs against the store", "err", err)
+		}
+		for _, w := range ws {
+			logger.Warn("SLO check: "+w.String(), "slo", w.SLO)
+		}
+	case ec.SLOPresets:
+		spec = slo.Presets()
+	default:
+		return nil, nil
+	}
+	groups, err := slo.Groups(spec)
+	if err != nil {
+		return nil, fmt.Errorf("evaluation: SLO rules: %w", err)
+	}
+	return groups, nil
 }

@@ -15,10 +15,10 @@ import (
 // then), metrics and request path alike.
 func TestOtherScenariosUnchanged(t *testing.T) {
 	pinned := map[string][2]string{
-		"healthy":                {"0e60ffd7bb2d062009fe5edeccbb2ed6722bb5823cebfb5cf31e1009c6d8cd4f", "140ded2a478a73a6a40f8f1efc91d0b96eb2224da90f7e72bb14ba2427217198"},
-		"pod_evicted":            {"73ed990253134eacc0ad19500fafd78e1f16a4843ba7537c4319ae51ee31d3fa", "64ae9414b586a76757071c056e9f687576db1fe74b5d52e6f654bf371e04dbd4"},
-		"dependency_slow":        {"ff00a91a8fd8b3f5c28f950e914537482b313990577ea97782890c0623801a8c", "a801e6083fc27268dda7eed735c714b0ac42a062afa6d9468fdeb1188af40272"},
-		"nvlink_degraded/subtle": {"160d30354d5a03832a5ab3f5740a825a8ef16ae2918822bd190d186efa1676a2", "62b7659bdb0ff06a2b1deb7d171862b3d45f3bea5c38bc123e4e5eb7d193206f"},
+		"healthy":                {"900c6ddda0769e8efb1e4532f09a290d12bcd0ecf501b7f06764af1bb5d46bd0", "140ded2a478a73a6a40f8f1efc91d0b96eb2224da90f7e72bb14ba2427217198"},
+		"pod_evicted":            {"fbc9faeae6392422473ef469e79b71dfc8d0625571d963e0b8de830b123e4071", "64ae9414b586a76757071c056e9f687576db1fe74b5d52e6f654bf371e04dbd4"},
+		"dependency_slow":        {"af23e558bcdfa3d07324522807a0158da2e586bb2ed0afeeebf9c67fecfd0ae4", "a801e6083fc27268dda7eed735c714b0ac42a062afa6d9468fdeb1188af40272"},
+		"nvlink_degraded/subtle": {"f3a75381ab4b4a37d56004c93f9890ac95a1bf1df8911cfe30d3c67e8981a715", "62b7659bdb0ff06a2b1deb7d171862b3d45f3bea5c38bc123e4e5eb7d193206f"},
 	}
 	for _, c := range []struct {
 		name string

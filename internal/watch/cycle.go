@@ -170,7 +170,7 @@ func (w *Watcher) fromRules(rep *diagnose.Report) []incident.Observation {
 				Summary: summary, Source: "rule:" + r.Name(),
 			}
 			if rep != nil {
-				o.Causes = rep.Causes
+				o.Causes = causesFor(rep, e)
 			}
 			out = append(out, o)
 		}
@@ -192,12 +192,52 @@ var labelKeys = func() map[string]string {
 	return m
 }()
 
-// ruleEntity is the entity a rule alert's labels name; a canonical key
-// wins over an alias of it.
+// causesFor returns the causes of rep that explain a symptom on an entity
+// that agrees with e (the same value for every key both name, and at least
+// one key in common), or that touch e themselves: a burning inference SLO
+// gets the causes of that deployment's symptoms, not a training job's.
+func causesFor(rep *diagnose.Report, e diagnose.Entity) []diagnose.Cause {
+	var out []diagnose.Cause
+	for _, c := range rep.Causes {
+		ok := agree(c.Entity, e)
+		for _, n := range c.Explains {
+			if n >= 0 && n < len(rep.Symptoms) && agree(rep.Symptoms[n].Entity, e) {
+				ok = true
+			}
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// agree reports whether two entities name the same thing as far as both
+// say: equal on every key both have, with at least one.
+func agree(a, b diagnose.Entity) bool {
+	common := 0
+	for k, v := range a {
+		if w, ok := b[k]; ok {
+			if v != w {
+				return false
+			}
+			common++
+		}
+	}
+	return common > 0
+}
+
+// perDevice are the entity keys a page leaves out: a node's fault shows on
+// each of its GPUs, and one page per GPU would be eight pages for one
+// fault. The GPU is named in the causes.
+var perDevice = map[string]bool{catalog.KeyGPU: true, catalog.KeyUUID: true, catalog.KeyGPUInstance: true}
+
+// ruleEntity is the entity a rule alert's labels name, without the device
+// keys; a canonical key wins over an alias of it.
 func ruleEntity(ls labels.Labels) diagnose.Entity {
 	e := diagnose.Entity{}
 	ls.Range(func(l labels.Label) {
-		if k, ok := labelKeys[l.Name]; ok && l.Value != "" {
+		if k, ok := labelKeys[l.Name]; ok && l.Value != "" && !perDevice[k] {
 			if _, taken := e[k]; !taken || k == l.Name {
 				e[k] = l.Value
 			}

@@ -225,3 +225,30 @@ func entityString(e map[string]string) string {
 	sort.Strings(parts)
 	return strings.Join(parts, " ")
 }
+
+func TestCausesFor(t *testing.T) {
+	rep := &diagnose.Report{
+		Symptoms: []diagnose.Symptom{{Kind: "training_stall", Entity: diagnose.Entity{"namespace": "ml-train", "workload": "llm"}}},
+		Causes: []diagnose.Cause{
+			{Kind: "nvlink_degraded", Entity: diagnose.Entity{"node": "n6", "gpu": "3"}, Explains: []int{0}},
+			{Kind: "kv_cache_exhausted", Entity: diagnose.Entity{"namespace": "inference", "model": "m"}},
+		},
+	}
+	f := func(e diagnose.Entity, want ...string) {
+		t.Helper()
+		var got []string
+		for _, c := range causesFor(rep, e) {
+			got = append(got, c.Kind)
+		}
+		require.Equal(t, want, got)
+	}
+	f(diagnose.Entity{"namespace": "ml-train", "node": "n6"}, "nvlink_degraded")
+	f(diagnose.Entity{"namespace": "inference", "model": "m"}, "kv_cache_exhausted")
+	f(diagnose.Entity{"namespace": "inference", "model": "other"})
+	f(diagnose.Entity{"namespace": "research"})
+}
+
+func TestRuleEntityDropsDevices(t *testing.T) {
+	e := ruleEntity(labels.FromStrings("alertname", "X", "namespace", "ml-train", "Hostname", "n6", "gpu", "3", "model_name", "m", "severity", "page"))
+	require.Equal(t, diagnose.Entity{"namespace": "ml-train", "node": "n6", "model": "m"}, e)
+}
