@@ -96,6 +96,9 @@ func (c *Consumer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	}
 	c.expireEdges(now)
 	due := now.Sub(c.lastFlush) >= time.Duration(c.cfg.FlushInterval)
+	if due {
+		c.lastFlush = now // this call flushes; concurrent ones need not
+	}
 	c.mu.Unlock()
 	c.m.spans.Add(float64(n))
 	if !due {

@@ -1,6 +1,7 @@
 package spanmetrics
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -242,4 +243,36 @@ func TestConfigValidate(t *testing.T) {
 	f(func(c *Config) { c.FlushInterval = -1 }, "flush_interval")
 	_, err := New(DefaultConfig(), nil, nil, nil, nil)
 	require.ErrorContains(t, err, "no metric store")
+}
+
+func TestConcurrentConsumeAndFlush(t *testing.T) {
+	c, rec, clk := newTestConsumer(t, func(c *Config) { c.FlushInterval.Set("1s") })
+	const workers, batches = 4, 25
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range batches {
+				if err := c.ConsumeTraces(t.Context(), chatTrace(byte(w*batches+i+1))); err != nil {
+					t.Error(err)
+				}
+				clk.add(100 * time.Millisecond)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for range batches {
+			if err := c.Flush(t.Context()); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	wg.Wait()
+	require.NoError(t, c.Flush(t.Context()))
+	root := key(MetricCalls, "service_name", "gw", "span_name", "POST /v1/chat", "span_kind", "SPAN_KIND_SERVER", "status_code", "STATUS_CODE_UNSET", "tenant", "acme")
+	require.Equal(t, float64(workers*batches), rec.value(t, root))
+	require.Equal(t, float64(workers*batches), rec.value(t, key(MetricGraphRequests, "client", "gw", "server", "app")))
 }
