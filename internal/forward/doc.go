@@ -43,6 +43,10 @@
 //	vigil_forward_retries_total{signal}       attempts retried
 //	vigil_forward_queue_length                batches waiting
 //
+// BenchmarkForward, with Vigil's own receiver in the same process on two
+// shared cores, measured about 260,000 spans/s over OTLP/HTTP and 300,000
+// over gRPC, in batches of 100 spans.
+//
 // Logs never hold payloads or header values; URLs are logged without user
 // information, and repeated failures are logged once per 30 s.
 package forward
