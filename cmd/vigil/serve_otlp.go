@@ -18,8 +18,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/vigil-obs/vigil/internal/config"
+	"github.com/vigil-obs/vigil/internal/hops"
 	"github.com/vigil-obs/vigil/internal/ingest/otlp"
 	"github.com/vigil-obs/vigil/internal/redact"
+	"github.com/vigil-obs/vigil/internal/spanmetrics"
 	"github.com/vigil-obs/vigil/internal/store"
 	"github.com/vigil-obs/vigil/internal/traces"
 )
@@ -30,7 +32,9 @@ import (
 type requestPath struct {
 	red    *redact.Redactor
 	traces *traces.Store
+	spans  *spanmetrics.Consumer
 	recv   *otlp.Receiver
+	now    func() time.Time
 }
 
 // otlpExplicit says which OTLP addresses the user asked for (a flag or
@@ -44,7 +48,7 @@ func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.
 	if tc.Dir == "" {
 		tc.Dir = filepath.Join(cfg.Storage.DataDir, "traces")
 	}
-	rp := &requestPath{red: red}
+	rp := &requestPath{red: red, now: e.now}
 	if rp.traces, err = traces.Open(tc, logger.With("component", "traces"), reg, e.now); err != nil {
 		return nil, fmt.Errorf("open the trace store: %w", err)
 	}
@@ -53,6 +57,10 @@ func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.
 			err = errors.Join(err, rp.traces.Close())
 		}
 	}()
+	rp.spans, err = spanmetrics.New(cfg.SpanMetrics, st, e.now, logger.With("component", "spanmetrics"), reg)
+	if err != nil {
+		return nil, fmt.Errorf("span metrics: %w", err)
+	}
 	gl, err := otlpListen("OTLP/gRPC", cfg.OTLP.GRPCListen, explicit.grpc, logger)
 	if err != nil {
 		return nil, err
@@ -66,7 +74,7 @@ func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.
 	}
 	rp.recv, err = otlp.New(otlp.Options{
 		GRPC: gl, HTTP: hl,
-		Traces:          redactedTraces{red, rp.traces},
+		Traces:          redactedTraces{red, bothTraces{rp.traces, rp.spans}},
 		Logs:            redactedLogs{red, rp.traces},
 		Metrics:         redactedMetrics{red, otlp.NewMetricsAppender(st, e.now, logger.With("component", "otlp-metrics"))},
 		MaxRequestBytes: cfg.OTLP.MaxRequestBytes,
@@ -107,7 +115,9 @@ func otlpListen(what, addr string, explicit bool, logger *slog.Logger) (net.List
 // handlers are the trace and log API routes for the main HTTP API.
 func (rp *requestPath) handlers(logger *slog.Logger) map[string]http.Handler {
 	h := traces.NewHandler(rp.traces, logger.With("component", "traces-api"))
-	return map[string]http.Handler{"/api/v1/traces": h, "/api/v1/traces/": h, "/api/v1/logs": h}
+	hh := hops.NewHandler(rp.traces, rp.now, logger)
+	return map[string]http.Handler{"/api/v1/traces": h, "/api/v1/traces/": h, "/api/v1/logs": h,
+		"GET /api/v1/traces/{id}/breakdown": hh, "GET /api/v1/slow": hh}
 }
 
 // add runs the receiver in g; the trace store closes after everything
@@ -115,6 +125,8 @@ func (rp *requestPath) handlers(logger *slog.Logger) map[string]http.Handler {
 func (rp *requestPath) add(g *run.Group) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g.Add(func() error { return rp.recv.Run(ctx) }, func(error) { cancel() })
+	sctx, scancel := context.WithCancel(context.Background())
+	g.Add(func() error { return rp.spans.Run(sctx) }, func(error) { scancel() })
 }
 
 // close closes the trace store.
@@ -125,6 +137,20 @@ func (rp *requestPath) close(logger *slog.Logger) error {
 	}
 	logger.Info("trace store closed", "took", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// bothTraces stores the spans and derives the span metrics and service
+// graph from them.
+type bothTraces struct {
+	st    *traces.Store
+	spans *spanmetrics.Consumer
+}
+
+func (b bothTraces) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	if err := b.st.ConsumeTraces(ctx, td); err != nil {
+		return err
+	}
+	return b.spans.ConsumeTraces(ctx, td)
 }
 
 // redactedTraces redacts spans before the store sees them.

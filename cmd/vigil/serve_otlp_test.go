@@ -61,6 +61,21 @@ func TestServeOTLPRedacted(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, body)
 	require.Contains(t, body, tid)
 
+	// The span metrics of the span, with its trace as an exemplar, and
+	// its breakdown.
+	s.waitFor(t, func() bool {
+		return len(queryVector(t, s, `traces_span_metrics_calls_total{service_name="ai-app"}`)) == 1
+	}, "span metrics")
+	code, body = s.get(t, "/api/v1/query_exemplars?query=traces_span_metrics_calls_total&start=0&end=4102444800")
+	require.Equal(t, http.StatusOK, code, body)
+	require.Contains(t, body, tid)
+	r := runVigil(t, "", "trace", tid, "--server", s.url)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.Contains(t, r.stdout, "ai-app")
+	require.NotContains(t, r.stdout, secret)
+	code, body = s.get(t, "/api/v1/traces/"+tid+"/breakdown")
+	require.Equal(t, http.StatusOK, code, body)
+
 	stop()
 	require.NotContains(t, s.stderr.String(), secret)
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {

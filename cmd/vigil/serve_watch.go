@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/alert"
 	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/diagnose"
+	"github.com/vigil-obs/vigil/internal/drift"
 	"github.com/vigil-obs/vigil/internal/incident"
 	"github.com/vigil-obs/vigil/internal/slo"
 	"github.com/vigil-obs/vigil/internal/store"
@@ -56,6 +57,10 @@ func openEvaluation(cfg config.Config, e *env, st *store.Embedded, addr net.Addr
 	if ext == "" {
 		ext = "http://" + advertised(addr)
 	}
+	mon, err := drift.NewMonitor(cfg.Drift, st, st, logger.With("component", "drift"))
+	if err != nil {
+		return nil, fmt.Errorf("evaluation: %w", err)
+	}
 	var snd watch.Sender
 	if sender != nil {
 		snd = sender
@@ -64,6 +69,7 @@ func openEvaluation(cfg config.Config, e *env, st *store.Embedded, addr net.Addr
 		Source: st, Engine: eng, Groups: groups, Tracker: tr, Sender: snd,
 		Interval: time.Duration(ec.Interval), ResendInterval: time.Duration(cfg.Alerting.ResendInterval),
 		ExternalURL: ext, Now: e.now, FindingConfidence: ec.FindingConfidence,
+		Tasks:  []func(context.Context, time.Time) error{mon.Evaluate},
 		Logger: logger.With("component", "watch"), Registerer: reg,
 	})
 	if err != nil {

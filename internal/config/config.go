@@ -12,8 +12,10 @@ import (
 	promconfig "github.com/prometheus/prometheus/config"
 
 	"github.com/vigil-obs/vigil/internal/alert"
+	"github.com/vigil-obs/vigil/internal/drift"
 	"github.com/vigil-obs/vigil/internal/ingest/remotewrite"
 	"github.com/vigil-obs/vigil/internal/redact"
+	"github.com/vigil-obs/vigil/internal/spanmetrics"
 	"github.com/vigil-obs/vigil/internal/traces"
 )
 
@@ -35,6 +37,13 @@ type Config struct {
 	// Traces configures the trace and log store (Dir defaults to
 	// <data_dir>/traces).
 	Traces traces.Config `yaml:"traces"`
+	// SpanMetrics configures the span metrics and service graph derived
+	// from the traces received.
+	SpanMetrics spanmetrics.Config `yaml:"spanmetrics"`
+	// Drift are the scheduled drift evaluations: feature histograms'
+	// current windows against their baselines, stored as
+	// vigil_feature_drift{model, feature, method}.
+	Drift []drift.Job `yaml:"drift"`
 	// Redaction configures what is removed from traces, logs and metrics
 	// before anything is stored, indexed, logged, returned or forwarded.
 	Redaction redact.Config `yaml:"redaction"`
@@ -163,8 +172,9 @@ func Default() Config {
 			MaxRequestBytes: 16 << 20,
 			MaxInFlight:     64,
 		},
-		Traces:    traces.DefaultConfig(),
-		Redaction: redact.Default(),
+		Traces:      traces.DefaultConfig(),
+		SpanMetrics: spanmetrics.DefaultConfig(),
+		Redaction:   redact.Default(),
 	}
 }
 
@@ -214,11 +224,20 @@ func (c *Config) Validate() error {
 	if err := c.Evaluation.validate(); err != nil {
 		return err
 	}
+	for i, j := range c.Drift {
+		if err := j.Validate(); err != nil {
+			field, msg, _ := strings.Cut(err.Error(), ": ")
+			return fieldErr(fmt.Sprintf("drift[%d].%s", i, field), "%s", msg)
+		}
+	}
+	if err := c.SpanMetrics.Validate(); err != nil {
+		return fieldErr("spanmetrics"+sectionField("spanmetrics", err.Error()), "%s", sectionMsg("spanmetrics", err.Error()))
+	}
 	if err := c.validateOTLP(); err != nil {
 		return err
 	}
 	if err := c.Traces.Validate(); err != nil {
-		return fieldErr("traces"+tracesField(err.Error()), "%s", tracesMsg(err.Error()))
+		return fieldErr("traces"+sectionField("traces", err.Error()), "%s", sectionMsg("traces", err.Error()))
 	}
 	if err := c.Redaction.Validate(); err != nil {
 		var fe *redact.FieldError
@@ -305,10 +324,11 @@ func (c *Config) validateOTLP() error {
 	return nil
 }
 
-// tracesField and tracesMsg split the trace store's "traces: key must ..."
-// errors into the field (".key") and the message.
-func tracesField(msg string) string {
-	rest := strings.TrimPrefix(msg, "traces: ")
+// sectionField and sectionMsg split a section's "section: key must ..."
+// errors (the trace store's, the span metrics') into the field (".key")
+// and the message.
+func sectionField(section, msg string) string {
+	rest := strings.TrimPrefix(msg, section+": ")
 	key, _, _ := strings.Cut(rest, " ")
 	key = strings.TrimRight(key, ":")
 	if i := strings.IndexByte(key, '['); i > 0 {
@@ -320,8 +340,8 @@ func tracesField(msg string) string {
 	return "." + key
 }
 
-func tracesMsg(msg string) string {
-	rest := strings.TrimPrefix(msg, "traces: ")
+func sectionMsg(section, msg string) string {
+	rest := strings.TrimPrefix(msg, section+": ")
 	if _, after, ok := strings.Cut(rest, " "); ok {
 		return after
 	}

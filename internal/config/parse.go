@@ -66,11 +66,10 @@ func Parse(name string, b []byte) (*Config, error) {
 	}
 	if err := cfg.Validate(); err != nil {
 		var fe *FieldError
-		if errors.As(err, &fe) && lines[fe.Field] > 0 {
-			return nil, fmt.Errorf("%s:%d: %w", name, lines[fe.Field], err)
-		}
-		if errors.As(err, &fe) && lines[listField(fe.Field)] > 0 {
-			return nil, fmt.Errorf("%s:%d: %w", name, lines[listField(fe.Field)], err)
+		if errors.As(err, &fe) {
+			if line := lineOf(lines, fe.Field); line > 0 {
+				return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+			}
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -201,6 +200,12 @@ func decodeMapping(n *yaml.Node, v reflect.Value, path string, lines map[string]
 			}
 			continue
 		}
+		if fv.Kind() == reflect.Slice && fv.Type().Elem().Kind() == reflect.Struct {
+			if err := decodeList(val, fv, field, lines); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := decodeValue(val, fv, field); err != nil {
 			return err
 		}
@@ -208,6 +213,33 @@ func decodeMapping(n *yaml.Node, v reflect.Value, path string, lines map[string]
 			lines[field] = resolve(val).Line
 		}
 	}
+	return nil
+}
+
+// decodeList sets a list of structs from a sequence of mappings, item by
+// item, so that errors name the item (drift[2].metric).
+func decodeList(n *yaml.Node, v reflect.Value, path string, lines map[string]int) error {
+	n = resolve(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		return atLine(n, path, "must be a list, not %s", describe(n))
+	}
+	out := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		field := fmt.Sprintf("%s[%d]", path, i)
+		elem := out.Index(i)
+		if d, ok := reflect.New(elem.Type()).Interface().(interface{ SetDefaults() }); ok {
+			d.SetDefaults()
+			elem.Set(reflect.ValueOf(d).Elem())
+		}
+		if err := decodeMapping(item, elem, field, lines); err != nil {
+			return err
+		}
+		lines[field] = resolve(item).Line
+	}
+	v.Set(out)
 	return nil
 }
 
@@ -227,6 +259,9 @@ func decodeValue(n *yaml.Node, v reflect.Value, field string) error {
 	want := kindName(v)
 	if p, ok := v.Addr().Interface().(*[]string); ok {
 		return decodeStrings(n, p, field)
+	}
+	if p, ok := v.Addr().Interface().(*[]float64); ok {
+		return decodeNumbers(n, p, field)
 	}
 	if n.Kind != yaml.ScalarNode {
 		return atLine(n, field, "must be %s, not %s", want, describe(n))
@@ -268,6 +303,26 @@ func decodeValue(n *yaml.Node, v reflect.Value, field string) error {
 	return nil
 }
 
+// lineOf returns the line of field, or of the nearest enclosing field
+// that has one (a list item for its unset field, a list for its item).
+func lineOf(lines map[string]int, field string) int {
+	for f := field; f != ""; {
+		if l := lines[f]; l > 0 {
+			return l
+		}
+		if lf := listField(f); lf != f {
+			f = lf
+			continue
+		}
+		i := strings.LastIndexByte(f, '.')
+		if i < 0 {
+			break
+		}
+		f = f[:i]
+	}
+	return 0
+}
+
 // listField is the field of a list item's path: a.b[2] → a.b.
 func listField(f string) string {
 	if i := strings.LastIndexByte(f, '['); i > 0 && strings.HasSuffix(f, "]") {
@@ -288,6 +343,24 @@ func decodeStrings(n *yaml.Node, p *[]string, field string) error {
 			return atLine(c, fmt.Sprintf("%s[%d]", field, i), "must be a string, not %s", describe(c))
 		}
 		out = append(out, c.Value)
+	}
+	*p = out
+	return nil
+}
+
+// decodeNumbers sets a list of numbers from a sequence of scalars.
+func decodeNumbers(n *yaml.Node, p *[]float64, field string) error {
+	if n.Kind != yaml.SequenceNode {
+		return atLine(n, field, "must be a list of numbers, not %s", describe(n))
+	}
+	out := make([]float64, 0, len(n.Content))
+	for i, c := range n.Content {
+		c = resolve(c)
+		var f float64
+		if t := c.ShortTag(); c.Kind != yaml.ScalarNode || (t != "!!float" && t != "!!int") || c.Decode(&f) != nil {
+			return atLine(c, fmt.Sprintf("%s[%d]", field, i), "must be a number, not %s", describe(c))
+		}
+		out = append(out, f)
 	}
 	*p = out
 	return nil

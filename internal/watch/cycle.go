@@ -33,6 +33,12 @@ func (w *Watcher) Cycle(ctx context.Context, at time.Time) error {
 	began := time.Now()
 	wall := w.opts.Wall()
 	w.offset = wall.Sub(at)
+	for _, task := range w.opts.Tasks {
+		if err := task(ctx, at); err != nil {
+			w.metrics.taskFailures.Inc()
+			w.opts.Logger.Warn("evaluation task failed", "err", err)
+		}
+	}
 	for _, g := range w.groups {
 		g.Eval(ctx, at)
 	}

@@ -6,6 +6,7 @@ import (
 
 type metrics struct {
 	cycles, failures prometheus.Counter
+	taskFailures     prometheus.Counter
 	changes          *prometheus.CounterVec
 	duration         prometheus.Histogram
 	last             prometheus.Gauge
@@ -19,6 +20,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		failures: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigil_watch_cycle_failures_total", Help: "Evaluation cycles that failed.",
 		}),
+		taskFailures: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_watch_task_failures_total", Help: "Evaluation tasks (scheduled drift evaluations) that failed.",
+		}),
 		changes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_incident_changes_total", Help: "Incidents opened, re-diagnosed and resolved.",
 		}, []string{"change"}),
@@ -31,7 +35,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.cycles, m.failures, m.changes, m.duration, m.last)
+		reg.MustRegister(m.cycles, m.failures, m.taskFailures, m.changes, m.duration, m.last)
 	}
 	return m
 }

@@ -64,6 +64,10 @@ type Options struct {
 	// (default 0.5: what DESIGN.md calls not healthy; nothing on a healthy
 	// cluster reaches it).
 	FindingConfidence float64
+	// Tasks run at the start of every cycle, before the rules, at the
+	// cycle's time (e.g. scheduled drift evaluations whose results the
+	// rules read); a failing task is logged, and the cycle goes on.
+	Tasks []func(ctx context.Context, at time.Time) error
 	// OnChange, if set, is called with every incident opened,
 	// re-diagnosed or resolved, in the cycle that did it.
 	OnChange   func(incident.Change)
