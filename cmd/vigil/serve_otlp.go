@@ -18,8 +18,10 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/vigil-obs/vigil/internal/config"
+	"github.com/vigil-obs/vigil/internal/forward"
 	"github.com/vigil-obs/vigil/internal/hops"
 	"github.com/vigil-obs/vigil/internal/ingest/otlp"
+	"github.com/vigil-obs/vigil/internal/logsignals"
 	"github.com/vigil-obs/vigil/internal/redact"
 	"github.com/vigil-obs/vigil/internal/spanmetrics"
 	"github.com/vigil-obs/vigil/internal/store"
@@ -33,6 +35,8 @@ type requestPath struct {
 	red    *redact.Redactor
 	traces *traces.Store
 	spans  *spanmetrics.Consumer
+	logsig *logsignals.Consumer
+	fwd    *forward.Forwarder // nil: no forwarding
 	recv   *otlp.Receiver
 	now    func() time.Time
 }
@@ -61,6 +65,15 @@ func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.
 	if err != nil {
 		return nil, fmt.Errorf("span metrics: %w", err)
 	}
+	rp.logsig, err = logsignals.New(cfg.LogSignals, st, e.now, logger.With("component", "log-signals"), reg)
+	if err != nil {
+		return nil, fmt.Errorf("log signals: %w", err)
+	}
+	if cfg.Forwarding.Enabled() {
+		if rp.fwd, err = forward.New(cfg.Forwarding, logger.With("component", "forward"), reg); err != nil {
+			return nil, fmt.Errorf("forwarding: %w", err)
+		}
+	}
 	gl, err := otlpListen("OTLP/gRPC", cfg.OTLP.GRPCListen, explicit.grpc, logger)
 	if err != nil {
 		return nil, err
@@ -74,8 +87,8 @@ func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.
 	}
 	rp.recv, err = otlp.New(otlp.Options{
 		GRPC: gl, HTTP: hl,
-		Traces:          redactedTraces{red, bothTraces{rp.traces, rp.spans}},
-		Logs:            redactedLogs{red, rp.traces},
+		Traces:          redactedTraces{red, bothTraces{rp.traces, rp.spans, rp.fwd}},
+		Logs:            redactedLogs{red, bothLogs{rp.traces, rp.logsig, rp.fwd}},
 		Metrics:         redactedMetrics{red, otlp.NewMetricsAppender(st, e.now, logger.With("component", "otlp-metrics"))},
 		MaxRequestBytes: cfg.OTLP.MaxRequestBytes,
 		MaxInFlight:     cfg.OTLP.MaxInFlight,
@@ -127,6 +140,10 @@ func (rp *requestPath) add(g *run.Group) {
 	g.Add(func() error { return rp.recv.Run(ctx) }, func(error) { cancel() })
 	sctx, scancel := context.WithCancel(context.Background())
 	g.Add(func() error { return rp.spans.Run(sctx) }, func(error) { scancel() })
+	if rp.fwd != nil {
+		fctx, fcancel := context.WithCancel(context.Background())
+		g.Add(func() error { return rp.fwd.Run(fctx) }, func(error) { fcancel() })
+	}
 }
 
 // close closes the trace store.
@@ -139,18 +156,41 @@ func (rp *requestPath) close(logger *slog.Logger) error {
 	return nil
 }
 
-// bothTraces stores the spans and derives the span metrics and service
-// graph from them.
+// bothTraces stores the spans, derives the span metrics and service graph
+// from them and forwards them — only once the store took them, so that a
+// client's retry is not counted or forwarded twice.
 type bothTraces struct {
 	st    *traces.Store
 	spans *spanmetrics.Consumer
+	fwd   *forward.Forwarder
 }
 
 func (b bothTraces) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	if err := b.st.ConsumeTraces(ctx, td); err != nil {
 		return err
 	}
+	if b.fwd != nil {
+		_ = b.fwd.ConsumeTraces(ctx, td) // queues a copy; never fails
+	}
 	return b.spans.ConsumeTraces(ctx, td)
+}
+
+// bothLogs stores the log records, counts the events they report and
+// forwards them, once the store took them.
+type bothLogs struct {
+	st  *traces.Store
+	sig *logsignals.Consumer
+	fwd *forward.Forwarder
+}
+
+func (b bothLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	if err := b.st.ConsumeLogs(ctx, ld); err != nil {
+		return err
+	}
+	if b.fwd != nil {
+		_ = b.fwd.ConsumeLogs(ctx, ld)
+	}
+	return b.sig.ConsumeLogs(ctx, ld)
 }
 
 // redactedTraces redacts spans before the store sees them.

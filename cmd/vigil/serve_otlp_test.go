@@ -3,18 +3,23 @@ package main
 import (
 	"context"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	"github.com/vigil-obs/vigil/internal/ingest/otlp"
 )
 
 var otlpHTTPRE = regexp.MustCompile(`transport=OTLP/HTTP address=(\S+)`)
@@ -91,4 +96,64 @@ func TestServeOTLPRedacted(t *testing.T) {
 		return nil
 	})
 	require.NoError(t, err)
+}
+
+// backend is an OTLP/HTTP receiver standing in for Tempo or a Collector.
+type backend struct {
+	mu    sync.Mutex
+	spans []string
+}
+
+func (b *backend) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+	m := ptrace.JSONMarshaler{}
+	out, err := m.MarshalTraces(td)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.spans = append(b.spans, string(out))
+	return nil
+}
+
+func (b *backend) received() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Join(b.spans, "\n")
+}
+
+// TestServeForwardsRedacted: with a forwarding endpoint, the traces go on
+// to the backend, redacted.
+func TestServeForwardsRedacted(t *testing.T) {
+	be := &backend{}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	recv, err := otlp.New(otlp.Options{HTTP: ln, Traces: be})
+	require.NoError(t, err)
+	rctx, rcancel := context.WithCancel(t.Context())
+	rdone := make(chan error, 1)
+	go func() { rdone <- recv.Run(rctx) }()
+	defer func() { rcancel(); require.NoError(t, <-rdone) }()
+
+	cfg := filepath.Join(t.TempDir(), "vigil.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("forwarding:\n  endpoint: http://"+ln.Addr().String()+"\n"), 0o644))
+	ctx, cancel := context.WithCancel(t.Context())
+	s := startServe(t, ctx, "serve", "--config", cfg, "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
+	defer func() { cancel(); require.NoError(t, <-s.done) }()
+	m := otlpHTTPRE.FindStringSubmatch(s.stderr.String())
+	require.NotNil(t, m)
+
+	const secret = "AKIAIOSFODNN7EXAMPLQ"
+	exp, err := otlptracehttp.New(t.Context(), otlptracehttp.WithEndpoint(m[1]), otlptracehttp.WithInsecure())
+	require.NoError(t, err)
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp),
+		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "gateway"))))
+	_, span := tp.Tracer("test").Start(t.Context(), "GET /chat")
+	span.SetAttributes(attribute.String("http.request.header.authorization", "Bearer "+secret), attribute.String("aws.key", secret))
+	span.End()
+	require.NoError(t, tp.Shutdown(t.Context()))
+
+	s.waitFor(t, func() bool { return strings.Contains(be.received(), "GET /chat") }, "the span at the backend")
+	require.NotContains(t, be.received(), secret)
+	require.Contains(t, be.received(), "[REDACTED")
 }

@@ -13,7 +13,9 @@ import (
 
 	"github.com/vigil-obs/vigil/internal/alert"
 	"github.com/vigil-obs/vigil/internal/drift"
+	"github.com/vigil-obs/vigil/internal/forward"
 	"github.com/vigil-obs/vigil/internal/ingest/remotewrite"
+	"github.com/vigil-obs/vigil/internal/logsignals"
 	"github.com/vigil-obs/vigil/internal/redact"
 	"github.com/vigil-obs/vigil/internal/spanmetrics"
 	"github.com/vigil-obs/vigil/internal/traces"
@@ -40,6 +42,12 @@ type Config struct {
 	// SpanMetrics configures the span metrics and service graph derived
 	// from the traces received.
 	SpanMetrics spanmetrics.Config `yaml:"spanmetrics"`
+	// Forwarding sends the redacted traces and logs on to another OTLP
+	// backend (Jaeger, Tempo, a Collector); off without an endpoint.
+	Forwarding forward.Config `yaml:"forwarding"`
+	// LogSignals counts NCCL timeouts, CUDA errors, OOM kills, XID lines and
+	// HTTP 5xx in the logs received.
+	LogSignals logsignals.Config `yaml:"log_signals"`
 	// Drift are the scheduled drift evaluations: feature histograms'
 	// current windows against their baselines, stored as
 	// vigil_feature_drift{model, feature, method}.
@@ -174,6 +182,8 @@ func Default() Config {
 		},
 		Traces:      traces.DefaultConfig(),
 		SpanMetrics: spanmetrics.DefaultConfig(),
+		Forwarding:  forward.DefaultConfig(),
+		LogSignals:  logsignals.DefaultConfig(),
 		Redaction:   redact.Default(),
 	}
 }
@@ -232,6 +242,20 @@ func (c *Config) Validate() error {
 	}
 	if err := c.SpanMetrics.Validate(); err != nil {
 		return fieldErr("spanmetrics"+sectionField("spanmetrics", err.Error()), "%s", sectionMsg("spanmetrics", err.Error()))
+	}
+	if err := c.Forwarding.Validate(); err != nil {
+		var fe *forward.FieldError
+		if errors.As(err, &fe) {
+			return fieldErr("forwarding."+fe.Field, "%s", fe.Msg)
+		}
+		return fieldErr("forwarding", "%v", err)
+	}
+	if err := c.LogSignals.Validate(); err != nil {
+		var fe *logsignals.FieldError
+		if errors.As(err, &fe) {
+			return fieldErr("log_signals."+fe.Field, "%s", fe.Msg)
+		}
+		return fieldErr("log_signals", "%v", err)
 	}
 	if err := c.validateOTLP(); err != nil {
 		return err
