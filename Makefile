@@ -47,12 +47,28 @@ test: deps lint
 # keeps slow inputs (FuzzRead writes blocks) from stalling the run.
 FUZZTIME ?= 60s
 fuzz:
-	$(GO) test ./internal/ingest/fileimport -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
-	$(GO) test ./internal/ingest/remotewrite -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
-	$(GO) test ./internal/config -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./cmd/vigil -run '^$$' -fuzz '^FuzzDiagnoseInput$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/catalog -run '^$$' -fuzz '^FuzzResolve$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/catalog -run '^$$' -fuzz '^FuzzClockReasons$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/config -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/detect -run '^$$' -fuzz '^FuzzOnset$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/detect -run '^$$' -fuzz '^FuzzPeerZ$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/detect -run '^$$' -fuzz '^FuzzChangeProb$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/drift -run '^$$' -fuzz '^FuzzReadCSV$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/hops -run '^$$' -fuzz '^FuzzBreakdown$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/ingest/fileimport -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/ingest/otlp -run '^$$' -fuzz '^FuzzHTTPProto$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/ingest/otlp -run '^$$' -fuzz '^FuzzHTTPJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/ingest/push -run '^$$' -fuzz '^FuzzPushBody$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/ingest/remotewrite -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/logsignals -run '^$$' -fuzz '^FuzzMatchText$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/redact -run '^$$' -fuzz '^FuzzString$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/redact -run '^$$' -fuzz '^FuzzValueJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/redact -run '^$$' -fuzz '^FuzzJSONParser$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/sim -run '^$$' -fuzz '^FuzzParseScenario$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/slo -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/traces -run '^$$' -fuzz '^FuzzCorrelationBody$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/traces -run '^$$' -fuzz '^FuzzParseTraceID$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 
 # Benchmarks, one package at a time (go test runs benchmarks serially), each
 # printing its own summary table. The peer comparisons start Vigil, Prometheus
