@@ -11,6 +11,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/vigil-obs/vigil/internal/redact/redacttest"
 )
 
 // corpus is OTLP data with texts placed in every position redaction must
@@ -255,7 +257,6 @@ func (c *corpus) redactAll(t *testing.T, r *Redactor) [][]byte {
 // protobuf encodings for each secret and its distinctive substrings.
 func TestCorpusSecrets(t *testing.T) {
 	const perKind = 5
-	g := newGen(42)
 	c := newCorpus()
 	var keyed, unkeyed []placement
 	for _, p := range placements {
@@ -272,24 +273,21 @@ func TestCorpusSecrets(t *testing.T) {
 	var all []placed
 	used := map[string]int{}
 	n := 0
-	for _, k := range secretKinds {
-		for range perKind {
-			s := k.gen(g)
-			var p placement
-			key := "app.detail"
-			if s.key != "" {
-				p, key = keyed[n%len(keyed)], s.key
-			} else {
-				p = placements[n%len(placements)]
-				if !p.keyed {
-					p = unkeyed[n%len(unkeyed)]
-				}
+	for _, s := range redacttest.Secrets(42, perKind) {
+		var p placement
+		key := "app.detail"
+		if s.Key != "" {
+			p, key = keyed[n%len(keyed)], s.Key
+		} else {
+			p = placements[n%len(placements)]
+			if !p.keyed {
+				p = unkeyed[n%len(unkeyed)]
 			}
-			n++
-			used[p.name]++
-			p.put(c, key, s.text)
-			all = append(all, placed{k.kind, p.name, s.cores})
 		}
+		n++
+		used[p.name]++
+		p.put(c, key, s.Text)
+		all = append(all, placed{s.Kind, p.name, s.Cores})
 	}
 	require.GreaterOrEqual(t, len(all), 200)
 	for _, p := range placements {
@@ -301,7 +299,7 @@ func TestCorpusSecrets(t *testing.T) {
 	survived := 0
 	for _, s := range all {
 		for _, core := range s.cores {
-			for _, sub := range distinctive(core) {
+			for _, sub := range redacttest.Distinctive(core) {
 				for _, enc := range encoded {
 					if bytes.Contains(enc, []byte(sub)) {
 						survived++
@@ -312,7 +310,7 @@ func TestCorpusSecrets(t *testing.T) {
 		}
 	}
 	require.Zero(t, survived)
-	t.Logf("%d secrets of %d kinds in %d positions: none survived", len(all), len(secretKinds), len(placements))
+	t.Logf("%d secrets of %d kinds in %d positions: none survived", len(all), len(redacttest.SecretKinds()), len(placements))
 
 	// Redacting again changes nothing.
 	again := c.redactAll(t, r)
@@ -323,7 +321,6 @@ func TestCorpusSecrets(t *testing.T) {
 // requires that at most 1% change (in fact none do).
 func TestCorpusBenign(t *testing.T) {
 	const perKind = 10
-	g := newGen(7)
 	c := newCorpus()
 	type placed struct {
 		kind, where, text string
@@ -331,22 +328,17 @@ func TestCorpusBenign(t *testing.T) {
 	}
 	var all []placed
 	n := 0
-	for _, k := range benignKinds {
-		for i := range perKind {
-			text := k.gen(g, i)
-			p := placements[n%len(placements)]
-			n++
-			get := p.put(c, "app.detail", text)
-			if p.name == "log-body-json" || p.name == "json-in-attribute" {
-				want := jsonField("app.detail", text)
-				all = append(all, placed{k.kind, p.name, want, get})
-				continue
-			}
-			if p.name == "json-in-json" {
-				all = append(all, placed{k.kind, p.name, jsonField("payload", jsonField("app.detail", text)), get})
-				continue
-			}
-			all = append(all, placed{k.kind, p.name, text, get})
+	for _, b := range redacttest.LookAlikes(7, perKind) {
+		p := placements[n%len(placements)]
+		n++
+		get := p.put(c, "app.detail", b.Text)
+		switch p.name {
+		case "log-body-json", "json-in-attribute":
+			all = append(all, placed{b.Kind, p.name, jsonField("app.detail", b.Text), get})
+		case "json-in-json":
+			all = append(all, placed{b.Kind, p.name, jsonField("payload", jsonField("app.detail", b.Text)), get})
+		default:
+			all = append(all, placed{b.Kind, p.name, b.Text, get})
 		}
 	}
 	require.GreaterOrEqual(t, len(all), 200)

@@ -9,18 +9,20 @@ import (
 	"unicode/utf8"
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
+
+	"github.com/vigil-obs/vigil/internal/redact/redacttest"
 )
 
 // fuzzSeeds are the fake secrets and look-alikes of the corpus.
 func fuzzSeeds() []string {
-	g := newGen(3)
+	g := redacttest.NewGen(3)
 	var seeds []string
-	for _, k := range secretKinds {
-		s := k.gen(g)
-		seeds = append(seeds, s.text, s.key+"="+s.text)
+	for _, k := range redacttest.SecretKinds() {
+		s := k.New(g)
+		seeds = append(seeds, s.Text, s.Key+"="+s.Text)
 	}
-	for _, k := range benignKinds {
-		seeds = append(seeds, k.gen(g, 0))
+	for _, k := range redacttest.LookAlikeKinds() {
+		seeds = append(seeds, k.New(g, 0))
 	}
 	return append(seeds, "", "[REDACTED:jwt]", "password=[REDACTED:kv-secret]x", "authorization:[[REDACTED:auth-header]]",
 		"sha256:0123456789abcdef", `{"a":"\u0000"}`, "Bearer \xff\xfe")

@@ -8,13 +8,15 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/vigil-obs/vigil/internal/redact/redacttest"
 )
 
 // benchTraces builds n spans of an LLM gateway: HTTP and GenAI attributes,
 // a fifth with prompts and completions, a tenth with an exception event,
 // one in twenty with a secret (an Authorization header or a key in a URL).
 func benchTraces(n int) ptrace.Traces {
-	g := newGen(11)
+	g := redacttest.NewGen(11)
 	td := ptrace.NewTraces()
 	rs := td.ResourceSpans().AppendEmpty()
 	res := rs.Resource().Attributes()
@@ -40,12 +42,12 @@ func benchTraces(n int) ptrace.Traces {
 		a.PutStr("gen_ai.operation.name", "chat")
 		a.PutStr("gen_ai.provider.name", "openai")
 		a.PutStr("gen_ai.request.model", "meta-llama/Llama-3.1-70B-Instruct")
-		a.PutStr("gen_ai.response.id", "chatcmpl-"+g.str(alnum, 24))
+		a.PutStr("gen_ai.response.id", "chatcmpl-"+g.Str(redacttest.Alnum, 24))
 		a.PutInt("gen_ai.usage.input_tokens", int64(100+i%900))
 		a.PutInt("gen_ai.usage.output_tokens", int64(20+i%300))
 		a.PutDouble("gen_ai.request.temperature", 0.7)
 		a.PutStr("tenant", fmt.Sprintf("tenant-%d", i%17))
-		a.PutStr("request.id", g.str(hexLower, 32))
+		a.PutStr("request.id", g.Str(redacttest.HexLower, 32))
 		if i%5 == 0 {
 			a.PutStr("gen_ai.input.messages", messages)
 			a.PutStr("gen_ai.output.messages", `[{"role":"assistant","parts":[{"type":"text","content":"I am sorry to hear that."}]}]`)
@@ -60,8 +62,8 @@ func benchTraces(n int) ptrace.Traces {
 			s.Status().SetMessage("upstream unavailable")
 		}
 		if i%20 == 7 {
-			a.PutEmptySlice("http.request.header.authorization").AppendEmpty().SetStr("Bearer " + g.str(b64url, 40))
-			a.PutStr("http.upstream.url", "https://api.example.com/v1/embed?api_key="+g.str(alnum, 32))
+			a.PutEmptySlice("http.request.header.authorization").AppendEmpty().SetStr("Bearer " + g.Str(redacttest.B64URL, 40))
+			a.PutStr("http.upstream.url", "https://api.example.com/v1/embed?api_key="+g.Str(redacttest.Alnum, 32))
 		}
 	}
 	return td

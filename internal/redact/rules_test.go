@@ -8,6 +8,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vigil-obs/vigil/internal/redact/redacttest"
 )
 
 func newTestRedactor(t testing.TB, cfg Config) *Redactor {
@@ -20,7 +22,7 @@ func newTestRedactor(t testing.TB, cfg Config) *Redactor {
 // TestRules checks each built-in pattern on true positives (the secret is
 // gone and the rule named) and on look-alikes (unchanged).
 func TestRules(t *testing.T) {
-	g := newGen(1)
+	g := redacttest.NewGen(1)
 	r := newTestRedactor(t, Default())
 	tests := []struct {
 		rule string
@@ -28,58 +30,58 @@ func TestRules(t *testing.T) {
 		fps  []string
 	}{
 		{"private-key", []string{
-			"-----BEGIN RSA PRIVATE KEY-----\n{" + base64.StdEncoding.EncodeToString(g.bytes(96)) + "}\n-----END RSA PRIVATE KEY-----",
-			`"key": "-----BEGIN PRIVATE KEY-----\n{` + base64.StdEncoding.EncodeToString(g.bytes(60)) + `\n}`,
-			"-----BEGIN OPENSSH PRIVATE KEY-----{" + base64.StdEncoding.EncodeToString(g.bytes(60)) + "}",
-		}, []string{"-----BEGIN CERTIFICATE-----\nMIIB" + base64.StdEncoding.EncodeToString(g.bytes(30)) + "\n-----END CERTIFICATE-----", "-----BEGIN PUBLIC KEY-----"}},
+			"-----BEGIN RSA PRIVATE KEY-----\n{" + base64.StdEncoding.EncodeToString(g.Bytes(96)) + "}\n-----END RSA PRIVATE KEY-----",
+			`"key": "-----BEGIN PRIVATE KEY-----\n{` + base64.StdEncoding.EncodeToString(g.Bytes(60)) + `\n}`,
+			"-----BEGIN OPENSSH PRIVATE KEY-----{" + base64.StdEncoding.EncodeToString(g.Bytes(60)) + "}",
+		}, []string{"-----BEGIN CERTIFICATE-----\nMIIB" + base64.StdEncoding.EncodeToString(g.Bytes(30)) + "\n-----END CERTIFICATE-----", "-----BEGIN PUBLIC KEY-----"}},
 		{"jwt", []string{"{eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk}"},
 			[]string{"eyJhbGciOiJub25lIn0", "eyJ", "some.eyJ.text"}},
-		{"anthropic-api-key", []string{"{sk-ant-api03-" + g.str(b64url, 93) + "AA}", "key={sk-ant-oat01-" + g.str(b64url, 60) + "}"},
+		{"anthropic-api-key", []string{"{sk-ant-api03-" + g.Str(redacttest.B64URL, 93) + "AA}", "key={sk-ant-oat01-" + g.Str(redacttest.B64URL, 60) + "}"},
 			[]string{"sk-ant-api03-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "sk-ant-short"}},
-		{"openai-api-key", []string{"{sk-proj-" + g.str(b64url, 74) + "T3BlbkFJ" + g.str(b64url, 74) + "}",
-			"({sk-" + g.str(alnum, 20) + "T3BlbkFJ" + g.str(alnum, 20) + "})", "{sk-or-v1-" + g.str(hexLower, 64) + "}",
-			"{sk-" + g.str(hexLower, 32) + "}"},
-			[]string{"sk-learn", "task-" + g.str(alnum, 40), "sk-proj-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "sk-learn-pipeline-training-job-7f9c"}},
-		{"aws-access-key", []string{"{AKIA" + g.str(upperNum, 16) + "}", "id={ASIA" + g.str(upperNum, 16) + "}"},
-			[]string{"AKIAXXXXXXXXXXXXXXXX", "AKIA" + g.str(upperNum, 17), "TODAYINASIAASACKOFRICEFELLOVER"}},
-		{"github-token", []string{"{ghp_" + g.str(alnum, 36) + "}", "{gho_" + g.str(alnum, 36) + "}", "{github_pat_" + g.str(alnum, 22) + "_" + g.str(alnum, 59) + "}"},
+		{"openai-api-key", []string{"{sk-proj-" + g.Str(redacttest.B64URL, 74) + "T3BlbkFJ" + g.Str(redacttest.B64URL, 74) + "}",
+			"({sk-" + g.Str(redacttest.Alnum, 20) + "T3BlbkFJ" + g.Str(redacttest.Alnum, 20) + "})", "{sk-or-v1-" + g.Str(redacttest.HexLower, 64) + "}",
+			"{sk-" + g.Str(redacttest.HexLower, 32) + "}"},
+			[]string{"sk-learn", "task-" + g.Str(redacttest.Alnum, 40), "sk-proj-xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "sk-learn-pipeline-training-job-7f9c"}},
+		{"aws-access-key", []string{"{AKIA" + g.Str(redacttest.UpperNum, 16) + "}", "id={ASIA" + g.Str(redacttest.UpperNum, 16) + "}"},
+			[]string{"AKIAXXXXXXXXXXXXXXXX", "AKIA" + g.Str(redacttest.UpperNum, 17), "TODAYINASIAASACKOFRICEFELLOVER"}},
+		{"github-token", []string{"{ghp_" + g.Str(redacttest.Alnum, 36) + "}", "{gho_" + g.Str(redacttest.Alnum, 36) + "}", "{github_pat_" + g.Str(redacttest.Alnum, 22) + "_" + g.Str(redacttest.Alnum, 59) + "}"},
 			[]string{"ghp_short", "github_pat_"}},
-		{"gitlab-token", []string{"{glpat-" + g.str(alnum, 20) + "}", "{glrt-" + g.str(alnum, 20) + "}", "{GR1348941" + g.str(alnum, 20) + "}"},
+		{"gitlab-token", []string{"{glpat-" + g.Str(redacttest.Alnum, 20) + "}", "{glrt-" + g.Str(redacttest.Alnum, 20) + "}", "{GR1348941" + g.Str(redacttest.Alnum, 20) + "}"},
 			[]string{"glpat-XXXXXXXXXXX-XXXXXXXX", "glpat-"}},
-		{"slack-token", []string{"{xoxb-" + g.str(digits, 12) + "-" + g.str(digits, 12) + "-" + g.str(alnum, 24) + "}", "{xapp-1-A" + g.str(upperNum, 10) + "-" + g.str(digits, 13) + "}"},
+		{"slack-token", []string{"{xoxb-" + g.Str(redacttest.Digits, 12) + "-" + g.Str(redacttest.Digits, 12) + "-" + g.Str(redacttest.Alnum, 24) + "}", "{xapp-1-A" + g.Str(redacttest.UpperNum, 10) + "-" + g.Str(redacttest.Digits, 13) + "}"},
 			[]string{"xoxb-", "xoxo-hugs-and-kisses"}},
-		{"slack-webhook", []string{"https://hooks.slack.com/services/{T" + g.str(upperNum, 8) + "/B" + g.str(upperNum, 8) + "/" + g.str(alnum, 24) + "}"},
+		{"slack-webhook", []string{"https://hooks.slack.com/services/{T" + g.Str(redacttest.UpperNum, 8) + "/B" + g.Str(redacttest.UpperNum, 8) + "/" + g.Str(redacttest.Alnum, 24) + "}"},
 			[]string{"https://hooks.slack.com/services/"}},
-		{"stripe-key", []string{"{sk_live_" + g.str(alnum, 24) + "}", "{rk_test_" + g.str(alnum, 24) + "}", "{whsec_" + g.str(alnum, 32) + "}"},
-			[]string{"pk_live_" + g.str(alnum, 24), "sk_live_"}},
-		{"huggingface-token", []string{"{hf_" + g.str(letters, 34) + "}", "{api_org_" + g.str(letters, 34) + "}"},
+		{"stripe-key", []string{"{sk_live_" + g.Str(redacttest.Alnum, 24) + "}", "{rk_test_" + g.Str(redacttest.Alnum, 24) + "}", "{whsec_" + g.Str(redacttest.Alnum, 32) + "}"},
+			[]string{"pk_live_" + g.Str(redacttest.Alnum, 24), "sk_live_"}},
+		{"huggingface-token", []string{"{hf_" + g.Str(redacttest.Letters, 34) + "}", "{api_org_" + g.Str(redacttest.Letters, 34) + "}"},
 			[]string{"hf_hub_download", "hf_transfer"}},
-		{"gcp-api-key", []string{"{AIza" + g.str(b64url, 35) + "}"}, []string{"AIzaShort"}},
-		{"google-oauth-token", []string{"{ya29." + g.str(b64url, 80) + "}"}, []string{"ya29.short"}},
-		{"ai-platform-token", []string{"{gsk_" + g.str(alnum, 52) + "}", "{xai-" + g.str(alnum, 80) + "}", "{r8_" + g.str(alnum, 37) + "}",
-			"{lsv2_pt_" + g.str(hexLower, 32) + "_" + g.str(hexLower, 10) + "}"}, []string{"xai-grok-2", "r8_short"}},
-		{"package-registry-token", []string{"{npm_" + g.str(alnum, 36) + "}", "{pypi-AgEIcHlwaS5vcmc" + g.str(b64url, 70) + "}"}, []string{"npm_config_cache"}},
-		{"sendgrid-key", []string{"{SG." + g.str(b64url, 22) + "." + g.str(b64url, 43) + "}"}, []string{"SG.ab.cd"}},
-		{"databricks-token", []string{"{dapi" + g.str(hexLower, 32) + "}"}, []string{"dapi-client"}},
-		{"auth-header", []string{"Authorization: {Bearer " + g.str(b64url, 40) + "}", "authorization={Basic " + base64.StdEncoding.EncodeToString([]byte("u:p")) + "}",
-			`headers={"Authorization": "{Token ` + g.str(alnum, 30) + `}"}`, "Proxy-Authorization: {Negotiate " + g.str(alnum, 30) + "}",
-			`authorization:[{Bearer ` + g.str(alnum, 30) + `}]`},
+		{"gcp-api-key", []string{"{AIza" + g.Str(redacttest.B64URL, 35) + "}"}, []string{"AIzaShort"}},
+		{"google-oauth-token", []string{"{ya29." + g.Str(redacttest.B64URL, 80) + "}"}, []string{"ya29.short"}},
+		{"ai-platform-token", []string{"{gsk_" + g.Str(redacttest.Alnum, 52) + "}", "{xai-" + g.Str(redacttest.Alnum, 80) + "}", "{r8_" + g.Str(redacttest.Alnum, 37) + "}",
+			"{lsv2_pt_" + g.Str(redacttest.HexLower, 32) + "_" + g.Str(redacttest.HexLower, 10) + "}"}, []string{"xai-grok-2", "r8_short"}},
+		{"package-registry-token", []string{"{npm_" + g.Str(redacttest.Alnum, 36) + "}", "{pypi-AgEIcHlwaS5vcmc" + g.Str(redacttest.B64URL, 70) + "}"}, []string{"npm_config_cache"}},
+		{"sendgrid-key", []string{"{SG." + g.Str(redacttest.B64URL, 22) + "." + g.Str(redacttest.B64URL, 43) + "}"}, []string{"SG.ab.cd"}},
+		{"databricks-token", []string{"{dapi" + g.Str(redacttest.HexLower, 32) + "}"}, []string{"dapi-client"}},
+		{"auth-header", []string{"Authorization: {Bearer " + g.Str(redacttest.B64URL, 40) + "}", "authorization={Basic " + base64.StdEncoding.EncodeToString([]byte("u:p")) + "}",
+			`headers={"Authorization": "{Token ` + g.Str(redacttest.Alnum, 30) + `}"}`, "Proxy-Authorization: {Negotiate " + g.Str(redacttest.Alnum, 30) + "}",
+			`authorization:[{Bearer ` + g.Str(redacttest.Alnum, 30) + `}]`},
 			[]string{"Authorization header missing", "authorization failed for user"}},
-		{"cookie-header", []string{"Cookie: {session=" + g.str(alnum, 30) + "; theme=dark}", "Set-Cookie: {id=" + g.str(alnum, 20) + "; HttpOnly}"},
+		{"cookie-header", []string{"Cookie: {session=" + g.Str(redacttest.Alnum, 30) + "; theme=dark}", "Set-Cookie: {id=" + g.Str(redacttest.Alnum, 20) + "; HttpOnly}"},
 			[]string{"cookie consent banner shown"}},
-		{"bearer-token", []string{"bearer {" + g.str(b64url, 30) + "9}", "Bearer {" + g.str(alnum, 20) + "." + g.str(alnum, 20) + "}"},
+		{"bearer-token", []string{"bearer {" + g.Str(redacttest.B64URL, 30) + "9}", "Bearer {" + g.Str(redacttest.Alnum, 20) + "." + g.Str(redacttest.Alnum, 20) + "}"},
 			[]string{"Bearer of bad news", "bearer authentication", "Bearer Authentication", "token_type: Bearer",
 				"token_type=Bearer expires_in=3600"}},
-		{"basic-auth", []string{"basic {" + base64.StdEncoding.EncodeToString([]byte("admin:"+g.password())) + "}"},
+		{"basic-auth", []string{"basic {" + base64.StdEncoding.EncodeToString([]byte("admin:"+g.Password())) + "}"},
 			[]string{"Basic authentication is disabled", "basic knowledge", "Basic YWRtaW4="}},
-		{"url-credentials", []string{"postgres://app:{" + g.password() + "}@db:5432/x", "redis://:{" + g.str(alnum, 20) + "}@cache:6379"},
+		{"url-credentials", []string{"postgres://app:{" + g.Password() + "}@db:5432/x", "redis://:{" + g.Str(redacttest.Alnum, 20) + "}@cache:6379"},
 			[]string{"https://host:8080/path@v2", "https://user@example.com/x", "mailto:someone@example.com"}},
-		{"url-query-secret", []string{"https://x/y?api_key={" + g.str(alnum, 30) + "}&page=2", "/cb?code={" + g.str(alnum, 20) + "}&state=1",
-			"?sig={" + g.str(alnum, 40) + "}", "&X-Amz-Security-Token={" + g.str(alnum, 40) + "}", "?password={" + g.password() + "}"},
+		{"url-query-secret", []string{"https://x/y?api_key={" + g.Str(redacttest.Alnum, 30) + "}&page=2", "/cb?code={" + g.Str(redacttest.Alnum, 20) + "}&state=1",
+			"?sig={" + g.Str(redacttest.Alnum, 40) + "}", "&X-Amz-Security-Token={" + g.Str(redacttest.Alnum, 40) + "}", "?password={" + g.Password() + "}"},
 			[]string{"?page=2&sort=desc", "?status_code=200&max_tokens=5", "?query=up&time=1700000000"}},
-		{"kv-secret", []string{"password={" + g.password() + "}", "DB_PASSWORD={hunter2}", `"client_secret": "{` + g.str(alnum, 20) + `}"`,
-			`secret_key => '{` + g.str(alnum, 20) + `}'`, `{\"password\":\"{` + g.password() + `}\"}`, "x-api-key: {" + g.str(alnum, 30) + "}",
-			`note="see password={` + g.password() + `}"`, `"passphrase":"{correct horse battery}"`},
+		{"kv-secret", []string{"password={" + g.Password() + "}", "DB_PASSWORD={hunter2}", `"client_secret": "{` + g.Str(redacttest.Alnum, 20) + `}"`,
+			`secret_key => '{` + g.Str(redacttest.Alnum, 20) + `}'`, `{\"password\":\"{` + g.Password() + `}\"}`, "x-api-key: {" + g.Str(redacttest.Alnum, 30) + "}",
+			`note="see password={` + g.Password() + `}"`, `"passphrase":"{correct horse battery}"`},
 			[]string{"max_tokens=512", "token_count=7", "tokens: 5", "secretName: tls", "password reset requested", "eos_token=</s>",
 				"password_required=true", "PWD=/home/user", "token_type=Bearer"}},
 	}
