@@ -21,6 +21,9 @@ type analysis struct {
 	peer map[string]map[string]deviation
 	// xids caches the XID events (several hypotheses read them).
 	xids *[]xidEvent
+	// rp is the request path (span metrics and the service graph); nil
+	// without a service graph.
+	rp *requestPath
 }
 
 // symptomRec is a symptom and what it touches, to link causes to it.
@@ -64,13 +67,14 @@ type candidate struct {
 type hypothesis func(ctx context.Context, an *analysis) ([]*candidate, error)
 
 // hypotheses are the knowledge layer: one per cause kind (or a family read
-// from the same signals), in hyp_*.go. dependency_slow and tenant_failure
-// come with the request path: they add a hypothesis here.
+// from the same signals), in hyp_*.go. The request path's come last: a
+// slow model server defers to what the metrics say about it.
 func hypotheses() []hypothesis {
 	return []hypothesis{
 		hypXID, hypNVLink, hypThermal, hypPower, hypMemoryErrors, hypPCIe,
 		hypNodeDown, hypNodeCPU, hypNodeMemory, hypNodeNetwork, hypInputPipeline, hypStraggler,
 		hypPodRestarts, hypPodEvicted, hypCapacity, hypKVCache, hypExporterDown, hypGPUIdle, hypRollout, hypDrift,
+		hypDependency, hypTenant,
 	}
 }
 
@@ -83,6 +87,9 @@ func (an *analysis) run(ctx context.Context) error {
 	if err := an.findDeployments(ctx); err != nil {
 		return err
 	}
+	if err := an.findRequestPath(ctx); err != nil {
+		return err
+	}
 	for _, h := range hypotheses() {
 		cs, err := h(ctx, an)
 		if err != nil {
@@ -92,6 +99,7 @@ func (an *analysis) run(ctx context.Context) error {
 	}
 	an.corroboratedStalls()
 	an.link()
+	an.linkUpstream()
 	return nil
 }
 

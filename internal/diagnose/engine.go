@@ -102,7 +102,8 @@ func (e *Engine) Diagnose(ctx context.Context, src Source, at time.Time) (*Repor
 		return nil, err
 	}
 	rep := &Report{At: at, Symptoms: []Symptom{}, Causes: []Cause{}, Findings: []Cause{}, Warnings: []string{}}
-	known := len(v.knownVocabularies()) > 0 || v.have.Has(metricAccuracy) || v.have.Has(metricDrift)
+	known := len(v.knownVocabularies()) > 0 || v.have.Has(metricAccuracy) || v.have.Has(metricDrift) ||
+		v.have.Has(graphRequests) || v.have.Has(spanCalls)
 	if !known && e.opts.EntityLabel == "" {
 		v.warnf("no known vocabulary in the data (dcgm-exporter, kube-state-metrics, node-exporter, vLLM, ...): nothing to diagnose; to rank the entities of any metrics, name their label with --entity-label (e.g. --entity-label service)")
 	}

@@ -10,8 +10,9 @@ import (
 var canonicalKeys = []string{"node", "gpu", "gpu_instance", "uuid", "pod", "namespace", "container", "workload", "service", "model", "tenant"}
 
 // identifyingKeys name a thing on their own; two entities that share none
-// of them are about different things, whatever else they share.
-var identifyingKeys = []string{"node", "pod", "workload", "model", "service"}
+// of them are about different things, whatever else they share. A tenant
+// is one: tenant_failure's truth names only the tenant.
+var identifyingKeys = []string{"node", "pod", "workload", "model", "service", "tenant"}
 
 // EntityMatch tells whether a called entity names the truth's entity: every
 // canonical key present in both has the same value, and they share at

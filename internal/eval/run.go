@@ -137,7 +137,8 @@ func runCase(ctx context.Context, c Case, opts Options) (_ *CaseResult, err erro
 		if err != nil {
 			return nil, err
 		}
-		g, err := microsvc.New(microsvc.Config{Seed: c.Seed, Duration: cfg.Duration, FaultScale: cfg.FaultScale, NoiseScale: cfg.NoiseScale}, spec)
+		g, err := microsvc.New(microsvc.Config{Seed: c.Seed, Duration: cfg.Duration, FaultScale: cfg.FaultScale, NoiseScale: cfg.NoiseScale,
+			Graph: c.RequestPath}, spec)
 		if err != nil {
 			return nil, err
 		}
@@ -154,6 +155,9 @@ func runCase(ctx context.Context, c Case, opts Options) (_ *CaseResult, err erro
 			return nil, err
 		}
 		gen, cfg = s, s.Config()
+		if needsRequestPath(c, s.Truth()) {
+			gen = requestPathRun{s}
+		}
 	}
 	dir, err := os.MkdirTemp(opts.TempDir, "vigil-eval-*")
 	if err != nil {

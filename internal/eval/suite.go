@@ -26,6 +26,11 @@ type Case struct {
 	// Config overrides the simulator's defaults (the unseen suite sets its
 	// FaultScale and NoiseScale).
 	Config sim.Config
+	// RequestPath feeds the run's request path (traces, as span metrics and
+	// the service graph) into its store too; runs of a fault only the
+	// request path shows get it anyway. A microservice run then emits its
+	// service graph.
+	RequestPath bool
 }
 
 // ErrUnknownSuite is wrapped by Suite's error for a name Suites does not
@@ -56,6 +61,12 @@ const UnseenSeed = 1_000_000
 // suite later reports them, no other suite runs them.
 var laterKinds = []string{"dependency_slow", "tenant_failure"}
 
+// requestPathPlatform are the faults the request path shows besides the
+// metrics: the later suite runs them with their request path, so that a
+// slow model server or failing requests are put down to the platform's
+// cause, not to a dependency or a tenant.
+var requestPathPlatform = []string{"bad_rollout", "inference_capacity_saturated", "kv_cache_exhausted"}
+
 // Suites lists the suite names, in the order `vigil eval --help` gives.
 func Suites() []string {
 	return []string{SuiteSmall, SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteGeneric, SuiteAll}
@@ -71,8 +82,10 @@ func Suites() []string {
 //   - subtle: the subtle variants of the in-scope kinds;
 //   - unseen: main's scenarios on seeds from UnseenSeed, with fault and
 //     noise sizes drawn from the seed in [0.5, 1.5];
-//   - later: dependency_slow and tenant_failure, reported but
-//     not barred;
+//   - later: dependency_slow and tenant_failure, and with the request
+//     path fed in too, healthy with 3×seeds and the request path's faults
+//     that the metrics show (requestPathPlatform); reported but not
+//     barred;
 //   - all: main, subtle, unseen and later, each its own table.
 //
 // In scope are the kinds of `vigil simulate --list` except the later ones
@@ -103,7 +116,16 @@ func Suite(name string, seeds int) ([]Case, error) {
 		}
 		return out, nil
 	case SuiteLater:
-		return cases(SuiteLater, laterKinds, seeds1(seeds), hour), nil
+		out := cases(SuiteLater, laterKinds, seeds1(seeds), hour)
+		// The request path of healthy runs and of the faults the metrics
+		// show too: the request-path hypotheses must neither raise a false
+		// alarm nor push the platform's cause down.
+		withPath := append(cases(SuiteLater, []string{sim.Healthy}, seeds1(3*seeds), hour),
+			cases(SuiteLater, requestPathPlatform, seeds1(seeds), hour)...)
+		for i := range withPath {
+			withPath[i].RequestPath = true
+		}
+		return append(out, withPath...), nil
 	case SuiteGeneric:
 		var plain []string
 		for _, n := range microsvc.Scenarios() {

@@ -30,6 +30,9 @@ const (
 	FaultCPU     = "cpu"     // a CPU hog in the service's container
 	FaultMemory  = "memory"  // a memory leak
 	FaultLatency = "latency" // a delay injected into the service's responses
+	// FaultAvailability makes a share of the service's requests fail; a
+	// caller's request fails when one of its calls to it does.
+	FaultAvailability = "availability"
 )
 
 // KindMetricAnomaly is the DESIGN.md cause kind of every Fault: the
@@ -78,6 +81,14 @@ type Config struct {
 	FaultScale float64
 	// NoiseScale multiplies every noise (default 1).
 	NoiseScale float64
+	// Graph also emits the service graph, as the OpenTelemetry Collector's
+	// servicegraph connector writes it from the application's traces
+	// (traces_service_graph_request_total, ..._failed_total,
+	// ..._server_seconds and ..._client_seconds with client and server
+	// labels, the virtual client "user" in front of the entry), at the same
+	// step as the other series. It draws nothing: the other series are the
+	// same with or without it.
+	Graph bool
 }
 
 // Resolve returns c with every zero field set to its default.
@@ -147,7 +158,8 @@ func (c Config) Validate() error {
 // FaultSpec asks for the run's one fault. Zero fields are drawn from the
 // seed.
 type FaultSpec struct {
-	// Kind is FaultCPU, FaultMemory, FaultLatency, or "" for a healthy run.
+	// Kind is FaultCPU, FaultMemory, FaultLatency, FaultAvailability, or ""
+	// for a healthy run.
 	Kind string
 	// Subtle asks for the variant whose effect is within 3× the healthy
 	// spread of the metric it moves.

@@ -45,7 +45,7 @@ func TestFaultSpecValidate(t *testing.T) {
 		require.ErrorIs(t, err, ErrInvalidFault)
 		require.ErrorContains(t, err, want)
 	}
-	f(FaultSpec{Kind: "disk"}, `unknown kind "disk" (want "cpu", "memory" or "latency")`)
+	f(FaultSpec{Kind: "disk"}, `unknown kind "disk" (want "cpu", "memory", "latency" or "availability")`)
 	f(FaultSpec{Subtle: true}, "a healthy run (no kind) takes no subtle")
 	f(FaultSpec{Service: "carts"}, "a healthy run")
 	f(FaultSpec{Kind: FaultCPU, Service: "cartservice"}, `app sock-shop has no service "cartservice" (it has front-end, orders,`)

@@ -26,7 +26,10 @@
 // and latency rise, and so do its callers' latencies), a memory leak (the
 // working set ramps to 3–6× its base over minutes; garbage collection
 // slows it a little), a latency injection (200–800 ms on every response:
-// its callers wait, throughput falls). Each has a subtle variant that
+// its callers wait, throughput falls), an availability fault (20–60% of
+// its requests fail, and a caller's request fails whole when one of its
+// calls does: 1-(1-p)^calls of them, so an error shows as much in a chain
+// of callers as in the service that causes it). Each has a subtle variant that
 // moves its metric by 1.8× the service's healthy spread, measured on the
 // healthy run of the same seed. Config.FaultScale and NoiseScale multiply
 // the effects and every noise. Truth reports the fault with internal/sim's
@@ -46,7 +49,13 @@
 // http_requests_total{code} and http_server_request_duration_seconds
 // histogram, and up — each with service, namespace, pod and container
 // labels; "rcaeval" is the RCAEval columns as gauges: cpu, mem, load,
-// latency{quantile="0.5"|"0.9"} and error, by service.
+// latency{quantile="0.5"|"0.9"} and error, by service. Config.Graph adds,
+// in either style, the service graph that the OpenTelemetry Collector's
+// servicegraph connector would derive from the application's traces
+// (traces_service_graph_request_total, _failed_total and the
+// _server_seconds and _client_seconds histograms by client and server,
+// the virtual client "user" in front of the entry), at the same step:
+// what the generic layer walks from a symptom to its cause.
 // Generator.WriteOpenMetrics writes a run as OpenMetrics text (what
 // promtool's backfill and `vigil import` read); Generator.Run appends it to
 // any storage.AppendableV2, one commit per scrape round.

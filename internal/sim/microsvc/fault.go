@@ -14,6 +14,7 @@ const (
 	leakMin, leakMax   = 3.0, 6.0 // working set after the leak, × its base
 	rampMin, rampMax   = 4.0, 8.0 // minutes the leak takes to reach it
 	delayMin, delayMax = 0.2, 0.8 // seconds of injected delay
+	failMin, failMax   = 0.2, 0.6 // share of requests an availability fault fails
 	subtleSpreads      = 1.8
 )
 
@@ -27,6 +28,7 @@ type fault struct {
 	leakBytes float64
 	rampSteps float64
 	delayS    float64
+	failP     float64
 	truth     Fault
 }
 
@@ -58,6 +60,14 @@ func (f *fault) delay(k, i int) float64 {
 	return f.delayS
 }
 
+// fails is the share of service i's requests the fault fails at step k.
+func (f *fault) fails(k, i int) float64 {
+	if !f.active(k, i, FaultAvailability) {
+		return 0
+	}
+	return f.failP
+}
+
 // newFault checks spec and draws what it leaves open; nil for a healthy
 // run. Every draw happens whatever spec pins, so pinning one field does
 // not change the others.
@@ -71,9 +81,9 @@ func newFault(cfg Config, g *graph, dec decoyPlan, spec FaultSpec) (*fault, erro
 			return nil, bad("a healthy run (no kind) takes no subtle, service or onset")
 		}
 		return nil, nil
-	case FaultCPU, FaultMemory, FaultLatency:
+	case FaultCPU, FaultMemory, FaultLatency, FaultAvailability:
 	default:
-		return nil, bad("unknown kind %q (want %q, %q or %q)", spec.Kind, FaultCPU, FaultMemory, FaultLatency)
+		return nil, bad("unknown kind %q (want %q, %q, %q or %q)", spec.Kind, FaultCPU, FaultMemory, FaultLatency, FaultAvailability)
 	}
 	ticks := int(cfg.Duration / cfg.Step)
 	r := newRand(cfg.Seed, "fault")
@@ -111,11 +121,12 @@ func newFault(cfg Config, g *graph, dec decoyPlan, spec FaultSpec) (*fault, erro
 	fs := cfg.FaultScale
 	if spec.Subtle {
 		size := subtleSpreads * healthySpread(cfg, g, dec, f.svc, f.onset, spec.Kind) * fs
-		f.hogCores, f.leakBytes, f.delayS = size, size, size
+		f.hogCores, f.leakBytes, f.delayS, f.failP = size, size, size, math.Min(1, size)
 	} else {
 		f.hogCores = (hogMin + (hogMax-hogMin)*uSize) * fs
 		f.leakBytes = (leakMin - 1 + (leakMax-leakMin)*uSize) * fs * d.memBase
 		f.delayS = (delayMin + (delayMax-delayMin)*uSize) * fs
+		f.failP = math.Min(1, (failMin+(failMax-failMin)*uSize)*fs)
 	}
 	f.truth = Fault{
 		Kind: KindMetricAnomaly, Variant: spec.Kind, Subtle: spec.Subtle,
@@ -147,6 +158,8 @@ func (f *fault) severity(d *svcDef) float64 {
 		s = f.leakBytes / ((leakMax - 1) * d.memBase)
 	case FaultLatency:
 		s = f.delayS / 1
+	case FaultAvailability:
+		s = f.failP
 	}
 	return round(math.Max(0.01, math.Min(1, s)), 3)
 }
@@ -161,6 +174,8 @@ func (f *fault) summary(d *svcDef, step time.Duration, subtle bool) string {
 			f.leakBytes/mib, time.Duration(f.rampSteps)*step, d.memBase/mib)
 	case FaultLatency:
 		s = fmt.Sprintf("%.3g ms delay injected into %s's responses; its callers wait for it", f.delayS*1000, d.name)
+	case FaultAvailability:
+		s = fmt.Sprintf("%.3g%% of %s's requests fail; its callers' requests that call it fail with them", 100*f.failP, d.name)
 	}
 	if subtle {
 		s = "subtle " + s

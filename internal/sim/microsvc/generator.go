@@ -106,12 +106,19 @@ func (g *Generator) rounds(ctx context.Context, round func(at time.Time, s *sink
 	} else {
 		e = newPromEmitter(g.cfg, g.g, g.pods, s)
 	}
+	var ge *graphEmitter
+	if g.cfg.Graph {
+		ge = newGraphEmitter(g.g, s)
+	}
 	for w.step() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		s.begin()
 		e.emit(w, s)
+		if ge != nil {
+			ge.emit(w, s)
+		}
 		if err := round(w.at(w.k-1), s); err != nil {
 			return err
 		}

@@ -50,7 +50,7 @@ func TestDeterministic(t *testing.T) {
 func TestFaultTouchesOnlyTheFuture(t *testing.T) {
 	cfg := Config{Seed: 4}
 	h := generate(t, cfg, FaultSpec{})
-	for _, kind := range []string{FaultCPU, FaultMemory, FaultLatency} {
+	for _, kind := range []string{FaultCPU, FaultMemory, FaultLatency, FaultAvailability} {
 		f := generate(t, cfg, FaultSpec{Kind: kind, Service: "catalogue"})
 		onset := f.gen.Truth()[0].Onset.UnixMilli()
 		require.Len(t, f.c.series, len(h.c.series))

@@ -46,6 +46,9 @@ type svcState struct {
 	// that injected delays make, sigma the shape of single requests'
 	// latencies; errFrac is the failing share.
 	trueLat, lat, delayed, sigma, errFrac float64
+	// faultFrac is the part of errFrac an availability fault makes, here
+	// or in a callee: it reaches callers whole, not as healthy errors do.
+	faultFrac float64
 	// rx and tx are the network bytes/s received and sent.
 	rx, tx float64
 	// latSD is the own latency noise; restart is set in the step the
@@ -201,6 +204,7 @@ func (w *world) latency(k, i int) {
 	}
 	delayed := w.fault.delay(k, i)
 	frac := d.errFrac + satErrors*math.Max(0, s.rho-0.85)
+	ok := 1 - w.fault.fails(k, i)
 	for _, c := range w.g.callees[i] {
 		if c.async {
 			continue
@@ -208,14 +212,16 @@ func (w *world) latency(k, i int) {
 		cs := &w.svcs[c.svc]
 		lat += c.calls * (cs.trueLat - cs.delayed)
 		delayed += c.calls * cs.delayed
-		frac += calleeErrors * math.Min(1, c.calls) * cs.errFrac
+		frac += calleeErrors * math.Min(1, c.calls) * (cs.errFrac - cs.faultFrac)
+		ok *= 1 - reached(c.calls, cs.faultFrac)
 	}
 	// The noisy decoy's whole answer varies (retries, uneven queries), not
 	// only its own time.
 	if i == w.dec.noisy {
 		lat *= noise
 	}
-	s.trueLat, s.delayed, s.errFrac = lat+delayed, delayed, math.Min(1, frac)
+	s.faultFrac = 1 - ok
+	s.trueLat, s.delayed, s.errFrac = lat+delayed, delayed, math.Min(1, frac+s.faultFrac)
 	// The scrape sees the mean of this step's requests: the log-normal
 	// spread of single requests over √n (a delay shifts them all alike).
 	cv := math.Sqrt(math.Expm1(s.sigma * s.sigma))
@@ -223,6 +229,20 @@ func (w *world) latency(k, i int) {
 	s.lat = math.Max(s.lat, 0.2*s.trueLat)
 	m := s.n * s.errFrac
 	s.errs = math.Max(0, math.Min(s.n, math.Round(m+math.Sqrt(m)*s.d.err)))
+}
+
+// reached is the share of a caller's requests that meet a failure of a
+// callee failing share p of its requests, at calls calls per request: a
+// request makes a call with probability calls when calls < 1, and calls
+// calls otherwise, any of which may fail.
+func reached(calls, p float64) float64 {
+	if p <= 0 {
+		return 0
+	}
+	if calls < 1 {
+		return calls * p
+	}
+	return 1 - math.Pow(1-p, calls)
 }
 
 // network sets the bytes a service receives and sends: its requests and
@@ -248,6 +268,8 @@ func (s *svcState) metricOf(kind string) float64 {
 		return s.cpu
 	case FaultMemory:
 		return s.mem
+	case FaultAvailability:
+		return s.errs / math.Max(1, s.n)
 	}
 	return s.lat
 }

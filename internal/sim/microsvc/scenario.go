@@ -11,10 +11,11 @@ const EntityLabel = "service"
 
 // Scenarios are the scenario names `vigil simulate --list` adds for this
 // package: metric_anomaly (a CPU hog), metric_anomaly/memory,
-// metric_anomaly/latency, and metric_anomaly/subtle (a CPU hog within three
-// healthy spreads).
+// metric_anomaly/latency, metric_anomaly/availability, and
+// metric_anomaly/subtle (a CPU hog within three healthy spreads).
 func Scenarios() []string {
-	return []string{KindMetricAnomaly, KindMetricAnomaly + "/" + FaultMemory, KindMetricAnomaly + "/" + FaultLatency, KindMetricAnomaly + "/subtle"}
+	return []string{KindMetricAnomaly, KindMetricAnomaly + "/" + FaultMemory, KindMetricAnomaly + "/" + FaultLatency,
+		KindMetricAnomaly + "/" + FaultAvailability, KindMetricAnomaly + "/subtle"}
 }
 
 // IsScenario reports whether a scenario name belongs to this package.
@@ -31,6 +32,8 @@ func ParseScenario(name string) (FaultSpec, error) {
 		return FaultSpec{Kind: FaultMemory}, nil
 	case KindMetricAnomaly + "/" + FaultLatency:
 		return FaultSpec{Kind: FaultLatency}, nil
+	case KindMetricAnomaly + "/" + FaultAvailability:
+		return FaultSpec{Kind: FaultAvailability}, nil
 	case KindMetricAnomaly + "/subtle":
 		return FaultSpec{Kind: FaultCPU, Subtle: true}, nil
 	}

@@ -1,0 +1,129 @@
+package eval
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+
+	"github.com/prometheus/prometheus/storage"
+
+	"github.com/vigil-obs/vigil/internal/sim"
+	"github.com/vigil-obs/vigil/internal/sim/reqpath"
+	"github.com/vigil-obs/vigil/internal/spanmetrics"
+)
+
+// RequestPathInterval is the span of one batch of the simulated request
+// path that RequestPath feeds: the engine's step, so that every step has
+// fresh span metrics.
+const RequestPathInterval = 30 * time.Second
+
+// RequestPath feeds a simulated run's request path (its OTLP traces) through
+// span metrics and the service graph (internal/spanmetrics) into the store
+// the run's metrics go to, in simulated time, as `vigil serve` does with the
+// traces it receives: call Advance after each scrape round. It is not safe
+// for concurrent use.
+type RequestPath struct {
+	next    func() (reqpath.Batch, bool)
+	stop    func()
+	spans   *spanmetrics.Consumer
+	pending *reqpath.Batch
+	done    bool
+}
+
+// NewRequestPath prepares the request path of s (sim.Simulator.RequestPath,
+// in batches of RequestPathInterval) and a span-metrics consumer with the
+// defaults of `vigil serve` that writes into app at the clock's time. Close
+// it when done.
+func NewRequestPath(s *sim.Simulator, app storage.AppendableV2, now func() time.Time) (*RequestPath, error) {
+	cfg := s.RequestPath()
+	cfg.Interval = RequestPathInterval
+	g, err := reqpath.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("request path: %w", err)
+	}
+	scfg := spanmetrics.DefaultConfig()
+	scfg.FlushInterval = 0 // after every batch: simulated time jumps
+	sp, err := spanmetrics.New(scfg, app, now, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("span metrics: %w", err)
+	}
+	next, stop := iter.Pull(g.Batches())
+	return &RequestPath{next: next, stop: stop, spans: sp}, nil
+}
+
+// Advance consumes every batch of the request path that ended at or before
+// at: the clock given to NewRequestPath should read at, so that the span
+// metrics are written at the scrape round's time.
+func (r *RequestPath) Advance(ctx context.Context, at time.Time) error {
+	for !r.done {
+		if r.pending == nil {
+			b, ok := r.next()
+			if !ok {
+				r.done = true
+				break
+			}
+			r.pending = &b
+		}
+		if r.pending.End.After(at) {
+			break
+		}
+		if err := r.spans.ConsumeTraces(ctx, r.pending.Traces); err != nil {
+			return fmt.Errorf("span metrics of %s: %w", r.pending.End.Format(time.RFC3339), err)
+		}
+		r.pending = nil
+	}
+	return nil
+}
+
+// Close releases the batches' iterator.
+func (r *RequestPath) Close() { r.stop() }
+
+// requestPathOnly are the fault kinds only the request path shows: a run
+// with one of them needs its traces to be diagnosed at all.
+var requestPathOnly = []string{reqpath.KindDependencySlow, reqpath.KindTenantFailure}
+
+// needsRequestPath tells whether a case's run is fed its request path: it
+// asks for it, or one of its faults shows only there.
+func needsRequestPath(c Case, truth []sim.Fault) bool {
+	if c.RequestPath {
+		return true
+	}
+	for _, f := range truth {
+		if slices.Contains(requestPathOnly, f.Kind) {
+			return true
+		}
+	}
+	return false
+}
+
+// requestPathRun runs the cluster simulator with its request path fed in
+// after each scrape round.
+type requestPathRun struct{ s *sim.Simulator }
+
+func (g requestPathRun) Run(ctx context.Context, app storage.AppendableV2, opts sim.RunOptions) error {
+	clock := opts.Clock
+	if clock == nil {
+		clock = sim.NewClock(g.s.Config().Start)
+		opts.Clock = clock
+	}
+	rp, err := NewRequestPath(g.s, app, clock.Now)
+	if err != nil {
+		return err
+	}
+	defer rp.Close()
+	then := opts.OnScrape
+	opts.OnScrape = func(ctx context.Context, sc sim.Scrape) error {
+		if err := rp.Advance(ctx, sc.At); err != nil {
+			return err
+		}
+		if then != nil {
+			return then(ctx, sc)
+		}
+		return nil
+	}
+	return g.s.Run(ctx, app, opts)
+}
+
+func (g requestPathRun) Truth() []sim.Fault { return g.s.Truth() }
