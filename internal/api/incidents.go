@@ -1,7 +1,7 @@
 package api
 
 import (
-	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/prometheus/rules"
 
+	"github.com/vigil-obs/vigil/internal/envelope"
 	"github.com/vigil-obs/vigil/internal/incident"
 )
 
@@ -31,25 +32,12 @@ type apiAlert struct {
 	Value       string            `json:"value"`
 }
 
-// writeData writes Prometheus's success envelope.
-func writeData(w http.ResponseWriter, data any) {
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"status": "success", "data": data})
-}
-
-// writeError writes Prometheus's error envelope.
-func writeError(w http.ResponseWriter, code int, typ, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(map[string]any{"status": "error", "errorType": typ, "error": msg})
-}
-
 // serveIncidents answers /api/v1/incidents (all, or ?state=firing) and
 // /api/v1/incidents/{id}.
 func serveIncidents(inc Incidents) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet {
-			writeError(w, http.StatusMethodNotAllowed, "bad_data", "only GET")
+			envelope.WriteError(w, http.StatusMethodNotAllowed, "bad_data", errors.New("only GET"))
 			return
 		}
 		id := strings.TrimPrefix(r.URL.Path, "/api/v1/incidents")
@@ -57,15 +45,15 @@ func serveIncidents(inc Incidents) http.HandlerFunc {
 		if id != "" {
 			i, ok := inc.Get(id)
 			if !ok {
-				writeError(w, http.StatusNotFound, "not_found", "no incident "+strconv.Quote(id))
+				envelope.WriteError(w, http.StatusNotFound, "not_found", errors.New("no incident "+strconv.Quote(id)))
 				return
 			}
-			writeData(w, i)
+			envelope.WriteData(w, i)
 			return
 		}
 		state := r.URL.Query().Get("state")
 		if state != "" && state != incident.StateFiring && state != incident.StateResolved {
-			writeError(w, http.StatusBadRequest, "bad_data", "state must be firing or resolved, not "+strconv.Quote(state))
+			envelope.WriteError(w, http.StatusBadRequest, "bad_data", errors.New("state must be firing or resolved, not "+strconv.Quote(state)))
 			return
 		}
 		out := []incident.Incident{}
@@ -74,7 +62,7 @@ func serveIncidents(inc Incidents) http.HandlerFunc {
 				out = append(out, i)
 			}
 		}
-		writeData(w, map[string]any{"incidents": out})
+		envelope.WriteData(w, map[string]any{"incidents": out})
 	}
 }
 
@@ -101,6 +89,6 @@ func serveAlerts(rr func() []*rules.AlertingRule, inc Incidents) http.HandlerFun
 				out = append(out, apiAlert{Labels: a.Labels, Annotations: a.Annotations, State: "firing", ActiveAt: &at, Value: "1"})
 			}
 		}
-		writeData(w, map[string]any{"alerts": out})
+		envelope.WriteData(w, map[string]any{"alerts": out})
 	}
 }

@@ -2,17 +2,15 @@ package hops
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/prometheus/common/model"
 
+	"github.com/vigil-obs/vigil/internal/envelope"
 	"github.com/vigil-obs/vigil/internal/traces"
 )
 
@@ -64,7 +62,7 @@ type handler struct {
 func (h *handler) breakdown(w http.ResponseWriter, r *http.Request) {
 	id, err := traces.ParseTraceID(r.PathValue("id"))
 	if err != nil {
-		h.fail(w, http.StatusBadRequest, "bad_data", err)
+		envelope.WriteError(w, http.StatusBadRequest, "bad_data", err)
 		return
 	}
 	td, err := h.st.Trace(r.Context(), id)
@@ -72,20 +70,20 @@ func (h *handler) breakdown(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, err)
 		return
 	}
-	h.success(w, Breakdown(td))
+	envelope.WriteData(w, Breakdown(td))
 }
 
 func (h *handler) slow(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	window, err := ParseWindow(q.Get("window"))
 	if err != nil {
-		h.fail(w, http.StatusBadRequest, "bad_data", err)
+		envelope.WriteError(w, http.StatusBadRequest, "bad_data", err)
 		return
 	}
 	end := h.now()
 	if s := q.Get("end"); s != "" {
-		if end, err = parseTime(s); err != nil {
-			h.fail(w, http.StatusBadRequest, "bad_data", err)
+		if end, err = envelope.ParseTime("end", s); err != nil {
+			envelope.WriteError(w, http.StatusBadRequest, "bad_data", err)
 			return
 		}
 	}
@@ -103,7 +101,7 @@ func (h *handler) slow(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	h.success(w, res)
+	envelope.WriteData(w, res)
 }
 
 // ParseWindow reads a window such as 15m, 1h or 90s (Go's or
@@ -127,60 +125,21 @@ func ParseWindow(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// parseTime reads RFC 3339 or Unix seconds.
-func parseTime(s string) (time.Time, error) {
-	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) && math.Abs(f) < 1e12 {
-		sec, frac := math.Modf(f)
-		return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("end=%q: want RFC 3339 or Unix seconds", s)
-	}
-	return t, nil
-}
-
 // storeError answers a store error with its status.
 func (h *handler) storeError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, traces.ErrNotFound):
-		h.fail(w, http.StatusNotFound, "not_found", err)
+		envelope.WriteError(w, http.StatusNotFound, "not_found", err)
 	case errors.Is(err, traces.ErrBadQuery):
-		h.fail(w, http.StatusBadRequest, "bad_data", err)
+		envelope.WriteError(w, http.StatusBadRequest, "bad_data", err)
 	case errors.Is(err, context.Canceled):
-		h.fail(w, 499, "canceled", err)
+		envelope.WriteError(w, 499, "canceled", err)
 	case errors.Is(err, context.DeadlineExceeded):
-		h.fail(w, http.StatusServiceUnavailable, "timeout", err)
+		envelope.WriteError(w, http.StatusServiceUnavailable, "timeout", err)
 	case errors.Is(err, traces.ErrClosed):
-		h.fail(w, http.StatusServiceUnavailable, "unavailable", err)
+		envelope.WriteError(w, http.StatusServiceUnavailable, "unavailable", err)
 	default:
 		h.logger.Error("breakdown request", "err", err)
-		h.fail(w, http.StatusInternalServerError, "internal", err)
+		envelope.WriteError(w, http.StatusInternalServerError, "internal", err)
 	}
-}
-
-type envelope struct {
-	Status    string `json:"status"`
-	Data      any    `json:"data,omitempty"`
-	ErrorType string `json:"errorType,omitempty"`
-	Error     string `json:"error,omitempty"`
-}
-
-func (h *handler) success(w http.ResponseWriter, data any) {
-	h.write(w, http.StatusOK, envelope{Status: "success", Data: data})
-}
-
-func (h *handler) fail(w http.ResponseWriter, code int, typ string, err error) {
-	h.write(w, code, envelope{Status: "error", ErrorType: typ, Error: err.Error()})
-}
-
-func (h *handler) write(w http.ResponseWriter, code int, e envelope) {
-	b, err := json.Marshal(e)
-	if err != nil {
-		code = http.StatusInternalServerError
-		b, _ = json.Marshal(envelope{Status: "error", ErrorType: "internal", Error: "encode response: " + err.Error()})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = w.Write(b)
 }

@@ -7,13 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
-	"github.com/prometheus/common/model"
+	"github.com/vigil-obs/vigil/internal/envelope"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -69,7 +68,7 @@ func ParseTraceID(s string) (pcommon.TraceID, error) {
 func (h *handler) trace(w http.ResponseWriter, r *http.Request) {
 	id, err := ParseTraceID(r.PathValue("id"))
 	if err != nil {
-		h.fail(w, http.StatusBadRequest, "bad_data", err)
+		envelope.WriteError(w, http.StatusBadRequest, "bad_data", err)
 		return
 	}
 	td, err := h.st.Trace(r.Context(), id)
@@ -79,16 +78,16 @@ func (h *handler) trace(w http.ResponseWriter, r *http.Request) {
 	}
 	b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
 	if err != nil {
-		h.fail(w, http.StatusInternalServerError, "internal", fmt.Errorf("encode trace: %w", err))
+		envelope.WriteError(w, http.StatusInternalServerError, "internal", fmt.Errorf("encode trace: %w", err))
 		return
 	}
-	h.success(w, json.RawMessage(b))
+	envelope.WriteData(w, json.RawMessage(b))
 }
 
 func (h *handler) searchTraces(w http.ResponseWriter, r *http.Request) {
 	q, err := traceQueryOf(r.URL.Query())
 	if err != nil {
-		h.fail(w, http.StatusBadRequest, "bad_data", err)
+		envelope.WriteError(w, http.StatusBadRequest, "bad_data", err)
 		return
 	}
 	found, err := h.st.SearchTraces(r.Context(), q)
@@ -96,13 +95,13 @@ func (h *handler) searchTraces(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, err)
 		return
 	}
-	h.success(w, found)
+	envelope.WriteData(w, found)
 }
 
 func (h *handler) searchLogs(w http.ResponseWriter, r *http.Request) {
 	q, err := logQueryOf(r.URL.Query())
 	if err != nil {
-		h.fail(w, http.StatusBadRequest, "bad_data", err)
+		envelope.WriteError(w, http.StatusBadRequest, "bad_data", err)
 		return
 	}
 	recs, err := h.st.SearchLogs(r.Context(), q)
@@ -113,7 +112,7 @@ func (h *handler) searchLogs(w http.ResponseWriter, r *http.Request) {
 	if recs == nil {
 		recs = []LogRecord{}
 	}
-	h.success(w, recs)
+	envelope.WriteData(w, recs)
 }
 
 func traceQueryOf(v url.Values) (TraceQuery, error) {
@@ -125,10 +124,10 @@ func traceQueryOf(v url.Values) (TraceQuery, error) {
 	if q.Start, q.End, q.Limit, err = commonParams(v); err != nil {
 		return q, err
 	}
-	if q.MinDuration, err = parseDuration("min_duration", v.Get("min_duration")); err != nil {
+	if q.MinDuration, err = envelope.ParseDuration("min_duration", v.Get("min_duration")); err != nil {
 		return q, err
 	}
-	if q.MaxDuration, err = parseDuration("max_duration", v.Get("max_duration")); err != nil {
+	if q.MaxDuration, err = envelope.ParseDuration("max_duration", v.Get("max_duration")); err != nil {
 		return q, err
 	}
 	if s := v.Get("error"); s != "" {
@@ -158,10 +157,10 @@ func logQueryOf(v url.Values) (LogQuery, error) {
 
 // commonParams reads start, end and limit.
 func commonParams(v url.Values) (start, end time.Time, limit int, err error) {
-	if start, err = parseTime("start", v.Get("start")); err != nil {
+	if start, err = envelope.ParseTime("start", v.Get("start")); err != nil {
 		return
 	}
-	if end, err = parseTime("end", v.Get("end")); err != nil {
+	if end, err = envelope.ParseTime("end", v.Get("end")); err != nil {
 		return
 	}
 	if s := v.Get("limit"); s != "" {
@@ -172,79 +171,23 @@ func commonParams(v url.Values) (start, end time.Time, limit int, err error) {
 	return start, end, limit, nil
 }
 
-// parseTime reads RFC 3339 or Unix seconds; "" is the zero time.
-func parseTime(name, s string) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if f, err := strconv.ParseFloat(s, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) && math.Abs(f) < 1e12 {
-		sec, frac := math.Modf(f)
-		return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("%s=%q: want RFC 3339 or Unix seconds", name, s)
-	}
-	return t, nil
-}
-
-// parseDuration reads Go's or Prometheus's durations; "" is 0.
-func parseDuration(name, s string) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return d, nil
-	}
-	if d, err := model.ParseDuration(s); err == nil {
-		return time.Duration(d), nil
-	}
-	return 0, fmt.Errorf("%s=%q: want a duration such as 250ms, 1.5s or 2m", name, s)
-}
-
 // storeError answers a store error with its status.
 func (h *handler) storeError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, ErrNotFound):
-		h.fail(w, http.StatusNotFound, "not_found", err)
+		envelope.WriteError(w, http.StatusNotFound, "not_found", err)
 	case errors.Is(err, ErrBadQuery):
-		h.fail(w, http.StatusBadRequest, "bad_data", err)
+		envelope.WriteError(w, http.StatusBadRequest, "bad_data", err)
 	case errors.Is(err, context.Canceled):
-		h.fail(w, 499, "canceled", err)
+		envelope.WriteError(w, 499, "canceled", err)
 	case errors.Is(err, context.DeadlineExceeded):
-		h.fail(w, http.StatusServiceUnavailable, "timeout", err)
+		envelope.WriteError(w, http.StatusServiceUnavailable, "timeout", err)
 	case errors.Is(err, ErrClosed):
-		h.fail(w, http.StatusServiceUnavailable, "unavailable", err)
+		envelope.WriteError(w, http.StatusServiceUnavailable, "unavailable", err)
 	default:
 		h.logger.Error("trace store request", "err", err)
-		h.fail(w, http.StatusInternalServerError, "internal", err)
+		envelope.WriteError(w, http.StatusInternalServerError, "internal", err)
 	}
-}
-
-type envelope struct {
-	Status    string `json:"status"`
-	Data      any    `json:"data,omitempty"`
-	ErrorType string `json:"errorType,omitempty"`
-	Error     string `json:"error,omitempty"`
-}
-
-func (h *handler) success(w http.ResponseWriter, data any) {
-	h.write(w, http.StatusOK, envelope{Status: "success", Data: data})
-}
-
-func (h *handler) fail(w http.ResponseWriter, code int, typ string, err error) {
-	h.write(w, code, envelope{Status: "error", ErrorType: typ, Error: err.Error()})
-}
-
-func (h *handler) write(w http.ResponseWriter, code int, e envelope) {
-	b, err := json.Marshal(e)
-	if err != nil {
-		code = http.StatusInternalServerError
-		b, _ = json.Marshal(envelope{Status: "error", ErrorType: "internal", Error: "encode response: " + err.Error()})
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_, _ = w.Write(b)
 }
 
 // MarshalJSON writes the summary as the HTTP API serves it.
