@@ -66,9 +66,12 @@ func TestCardinalityBomb(t *testing.T) {
   # series takes GBs of memory and minutes on the 2-core test machine. A
   # lower limit proves the same behaviour: the bomb is still 30 times over.
   max_active_series: %d
-# Own metrics off, so that the head holds only what this test writes and
-# its size can be required exactly.
+# Own metrics and the evaluation (its rules write series) off, so that the
+# head holds only what this test writes and its size can be required
+# exactly.
 self_monitoring:
+  enabled: false
+evaluation:
   enabled: false
 `, bombLimit))
 	now := time.Now()
@@ -196,7 +199,7 @@ self_monitoring:
 // over, before the receiver admitted new series one request at a time).
 func TestCardinalityBombConcurrent(t *testing.T) {
 	start := time.Now()
-	srv := startVigil(t, t.TempDir(), fmt.Sprintf("limits:\n  max_active_series: %d\nself_monitoring:\n  enabled: false\n", bombLimit))
+	srv := startVigil(t, t.TempDir(), fmt.Sprintf("limits:\n  max_active_series: %d\nself_monitoring:\n  enabled: false\nevaluation:\n  enabled: false\n", bombLimit))
 	const total, senders = 400_000, 8
 	bodies := make(chan []byte, senders)
 	var wg sync.WaitGroup

@@ -131,8 +131,9 @@ func (c *crashClient) verify(t *testing.T, srv *server) int {
 func TestKillKeepsAcknowledgedSamples(t *testing.T) {
 	start := time.Now()
 	dir := t.TempDir()
-	// Own metrics off: the store holds only what the clients wrote.
-	const cfg = "self_monitoring:\n  enabled: false\n"
+	// Own metrics and the evaluation off: the store holds only what the
+	// clients wrote.
+	const cfg = "self_monitoring:\n  enabled: false\nevaluation:\n  enabled: false\n"
 	base := time.Now().Add(-10 * time.Minute).Truncate(time.Second).UnixMilli()
 	clients := make([]*crashClient, crashClients)
 	for i := range clients {

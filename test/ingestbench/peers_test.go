@@ -26,9 +26,12 @@ type peer struct {
 	start func(tb testing.TB, dataDir string) *peertest.Proc
 }
 
-// vigilConfig is Vigil's default configuration without self-monitoring,
-// so that, as in the peers, the store holds only the benchmark's series.
+// vigilConfig is Vigil's default configuration without self-monitoring
+// and evaluation (its rules record series), so that, as in the peers, the
+// store holds only the benchmark's series.
 const vigilConfig = `self_monitoring:
+  enabled: false
+evaluation:
   enabled: false
 `
 

@@ -85,11 +85,14 @@ type compatEnv struct {
 	buckets map[string]bool
 }
 
-// vigilConfig keeps everything loaded and keeps Vigil's own metrics out of
-// its store, so that both servers hold exactly the dump.
+// vigilConfig keeps everything loaded and keeps Vigil's own metrics and
+// the series its rules record out of its store, so that both servers hold
+// exactly the dump.
 const vigilConfig = `storage:
   retention: 100y
 self_monitoring:
+  enabled: false
+evaluation:
   enabled: false
 `
 
