@@ -336,7 +336,8 @@ func decodeStrings(n *yaml.Node, p *[]string, field string) error {
 	if n.Kind != yaml.SequenceNode {
 		return atLine(n, field, "must be a list of strings, not %s", describe(n))
 	}
-	out := make([]string, 0, len(n.Content))
+	var out []string // an empty list is no list
+
 	for i, c := range n.Content {
 		c = resolve(c)
 		if c.Kind != yaml.ScalarNode || isNull(c) {
