@@ -2,13 +2,9 @@ package drift
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
-	"strconv"
-	"sync"
 )
 
 // Options configures Compare. The zero value is the documented default.
@@ -92,7 +88,7 @@ type feature struct {
 	missing     [2]int64
 	vals        [2]sample
 	mom         moments
-	cats        [2]map[string]int64
+	cats        [2]map[string]*int64
 	edges       []float64
 	bins        [2][]int64
 	rescan      bool // reference pass 2: count bins or categories
@@ -141,6 +137,13 @@ func Compare(ctx context.Context, ref, cur Opener, o Options) (*Report, error) {
 	if err := readCurrent(ctx, cs, feats, o); err != nil {
 		return nil, fmt.Errorf("current: %w", err)
 	}
+	var values []*sample
+	for _, f := range feats {
+		if !f.categorical && f.method.NeedsValues() {
+			values = append(values, &f.vals[1])
+		}
+	}
+	sortSamples(values)
 	rep := &Report{Features: []Result{}, Total: len(feats)}
 	for _, f := range feats {
 		r, err := f.result(o)
@@ -204,271 +207,11 @@ func pickFeatures(refCols, curCols []string, o Options) ([]*feature, error) {
 		cat := slices.Contains(o.Categorical, n)
 		f := &feature{name: n, col: [2]int{ri, ci}, categorical: cat}
 		if cat {
-			f.cats = [2]map[string]int64{{}, {}}
+			f.cats = [2]map[string]*int64{{}, {}}
 		}
 		feats = append(feats, f)
 	}
 	return feats, nil
-}
-
-// textOf is a field as a category.
-func textOf(fl Field) string {
-	if fl.Kind == Number {
-		return strconv.FormatFloat(fl.Num, 'g', -1, 64)
-	}
-	return fl.Text
-}
-
-// numberOf parses a field; ok is false for text that is no number. NaN is
-// reported as missing by the caller.
-func numberOf(fl Field) (float64, bool) {
-	if fl.Kind == Number {
-		return fl.Num, true
-	}
-	v, err := strconv.ParseFloat(fl.Text, 64)
-	return v, err == nil
-}
-
-func (f *feature) addCategory(side int, s string, maxCats int) error {
-	m := f.cats[side]
-	if _, ok := m[s]; !ok && len(m) >= maxCats {
-		return fmt.Errorf("%w: feature %q has more than %d categories (an identifier?)", ErrInput, f.name, maxCats)
-	}
-	m[s]++
-	return nil
-}
-
-// batchRows is how many rows the reading goroutine hands over at a time.
-const batchRows = 1024
-
-// rowBatch is rows of fields read ahead, and the error that ended them.
-type rowBatch struct {
-	fields []Field
-	n      int
-	err    error
-}
-
-// eachRow calls fn for every row with its 1-based number. A goroutine reads
-// and parses the rows a batch ahead, so that reading and counting use two
-// cores; it has ended when eachRow returns.
-func eachRow(ctx context.Context, s Source, fn func(row int64, fields []Field) error) (int64, error) {
-	ncol := len(s.Columns())
-	free, full := make(chan *rowBatch, 3), make(chan *rowBatch, 3)
-	for range cap(free) {
-		free <- &rowBatch{fields: make([]Field, batchRows*ncol)}
-	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(full)
-		for {
-			var b *rowBatch
-			select {
-			case b = <-free:
-			case <-done:
-				return
-			}
-			b.n, b.err = 0, nil
-			for b.n < batchRows {
-				fields, err := s.Next()
-				if err != nil {
-					b.err = err
-					break
-				}
-				copy(b.fields[b.n*ncol:(b.n+1)*ncol], fields)
-				b.n++
-			}
-			select {
-			case full <- b:
-			case <-done:
-				return
-			}
-			if b.err != nil {
-				return
-			}
-		}
-	})
-	defer func() {
-		close(done)
-		wg.Wait()
-	}()
-	var row int64
-	for b := range full {
-		for i := range b.n {
-			row++
-			if err := fn(row, b.fields[i*ncol:(i+1)*ncol]); err != nil {
-				return row, err
-			}
-		}
-		switch {
-		case errors.Is(b.err, io.EOF):
-			return row, nil
-		case b.err != nil:
-			return row, b.err
-		case ctx.Err() != nil:
-			return row, ctx.Err()
-		}
-		free <- b
-	}
-	return row, nil
-}
-
-func readReference(ctx context.Context, s Source, feats []*feature, o Options) error {
-	rows, err := eachRow(ctx, s, func(row int64, fields []Field) error {
-		for _, f := range feats {
-			fl := fields[f.col[0]]
-			f.rows[0]++
-			if f.categorical {
-				if fl.Kind == Missing {
-					f.missing[0]++
-					continue
-				}
-				if !f.rescan {
-					if err := f.addCategory(0, textOf(fl), o.MaxCategories); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			if fl.Kind == Missing {
-				f.missing[0]++
-				continue
-			}
-			v, ok := numberOf(fl)
-			switch {
-			case ok && math.IsNaN(v):
-				f.missing[0]++
-			case ok && math.IsInf(v, 0):
-				return fmt.Errorf("%w: row %d: feature %q: value %q is infinite", ErrInput, row, f.name, fl.Text)
-			case ok:
-				f.mom.add(v)
-				f.vals[0].add(v)
-			default:
-				// Non-numeric in the reference: categorical, counted
-				// from the start on a second pass.
-				f.categorical, f.rescan = true, true
-				f.cats = [2]map[string]int64{{}, {}}
-				f.vals[0] = sample{}
-				f.mom = moments{}
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if rows == 0 {
-		return fmt.Errorf("%w: no rows", ErrInput)
-	}
-	for _, f := range feats {
-		if f.rows[0] == f.missing[0] && !f.rescan {
-			return fmt.Errorf("%w: feature %q has no values (all missing)", ErrInput, f.name)
-		}
-		f.method = o.Method
-		if f.method == "" {
-			f.method = defaultMethod(f.categorical, !f.categorical && !f.mom.distinctOverflowed, f.rows[0]-f.missing[0])
-		}
-		if f.categorical && f.method.NeedsValues() {
-			return fmt.Errorf("%w: feature %q is categorical: method %s needs numbers", ErrInput, f.name, f.method)
-		}
-		if f.categorical {
-			continue
-		}
-		f.edges = binEdges(o.Bins, o.QuantileBins, &f.mom, f.vals[0].sorted)
-		f.bins = [2][]int64{make([]int64, len(f.edges)+1), make([]int64, len(f.edges)+1)}
-		if !f.vals[0].exact() {
-			f.rescan = true
-			continue
-		}
-		for _, v := range f.vals[0].vals {
-			f.bins[0][binOf(f.edges, v)]++
-		}
-		if !f.method.NeedsValues() {
-			f.vals[0] = sample{}
-		}
-	}
-	return nil
-}
-
-// rescanReference counts what the first pass could not: categories of
-// features found categorical late, bins of features that overflowed.
-func rescanReference(ctx context.Context, s Source, feats []*feature, o Options) error {
-	_, err := eachRow(ctx, s, func(_ int64, fields []Field) error {
-		for _, f := range feats {
-			if !f.rescan {
-				continue
-			}
-			fl := fields[f.col[0]]
-			if fl.Kind == Missing {
-				continue
-			}
-			if f.categorical {
-				if err := f.addCategory(0, textOf(fl), o.MaxCategories); err != nil {
-					return err
-				}
-				continue
-			}
-			if v, ok := numberOf(fl); ok && !math.IsNaN(v) {
-				f.bins[0][binOf(f.edges, v)]++
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, f := range feats {
-		if f.rescan && f.categorical && len(f.cats[0]) == 0 {
-			return fmt.Errorf("%w: feature %q has no values (all missing)", ErrInput, f.name)
-		}
-	}
-	return nil
-}
-
-func readCurrent(ctx context.Context, s Source, feats []*feature, o Options) error {
-	rows, err := eachRow(ctx, s, func(row int64, fields []Field) error {
-		for _, f := range feats {
-			fl := fields[f.col[1]]
-			f.rows[1]++
-			if fl.Kind == Missing {
-				f.missing[1]++
-				continue
-			}
-			if f.categorical {
-				if err := f.addCategory(1, textOf(fl), o.MaxCategories); err != nil {
-					return err
-				}
-				continue
-			}
-			v, ok := numberOf(fl)
-			switch {
-			case !ok:
-				return fmt.Errorf("%w: row %d: feature %q: value %q is not a number (the reference's are)", ErrInput, row, f.name, fl.Text)
-			case math.IsNaN(v):
-				f.missing[1]++
-				continue
-			case math.IsInf(v, 0):
-				return fmt.Errorf("%w: row %d: feature %q: value %q is infinite", ErrInput, row, f.name, fl.Text)
-			}
-			f.bins[1][binOf(f.edges, v)]++
-			if f.method.NeedsValues() {
-				f.vals[1].add(v)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if rows == 0 {
-		return fmt.Errorf("%w: no rows", ErrInput)
-	}
-	for _, f := range feats {
-		if f.rows[1] == f.missing[1] {
-			return fmt.Errorf("%w: feature %q has no values (all missing)", ErrInput, f.name)
-		}
-	}
-	return nil
 }
 
 // counts returns the two samples' counts over the same bins.
@@ -490,9 +233,15 @@ func (f *feature) counts() (ref, cur []float64) {
 		}
 	}
 	slices.Sort(keys)
+	count := func(side int, k string) float64 {
+		if c := f.cats[side][k]; c != nil {
+			return float64(*c)
+		}
+		return 0
+	}
 	for _, k := range keys {
-		ref = append(ref, float64(f.cats[0][k]))
-		cur = append(cur, float64(f.cats[1][k]))
+		ref = append(ref, count(0, k))
+		cur = append(cur, count(1, k))
 	}
 	return ref, cur
 }

@@ -1,9 +1,7 @@
 package drift
 
 import (
-	"bufio"
 	"compress/gzip"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -95,35 +93,6 @@ func (m multiCloser) Close() error {
 	return errors.Join(errs...)
 }
 
-// csvSource reads CSV with a header row.
-type csvSource struct {
-	r      *csv.Reader
-	c      io.Closer
-	cols   []string
-	fields []Field
-}
-
-// NewCSV reads CSV with a header row from r.
-func NewCSV(r io.Reader) (Source, error) { return newCSV(r, io.NopCloser(nil)) }
-
-func newCSV(r io.Reader, c io.Closer) (Source, error) {
-	cr := csv.NewReader(bufio.NewReaderSize(r, 1<<16))
-	cr.ReuseRecord = true
-	cr.TrimLeadingSpace = true
-	head, err := cr.Read()
-	if errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%w: empty file: no header row", ErrInput)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: header: %w", ErrInput, err)
-	}
-	cols, err := checkColumns(head)
-	if err != nil {
-		return nil, err
-	}
-	return &csvSource{r: cr, c: c, cols: cols, fields: make([]Field, len(cols))}, nil
-}
-
 func checkColumns(head []string) ([]string, error) {
 	cols := make([]string, len(head))
 	seen := make(map[string]bool, len(head))
@@ -139,37 +108,6 @@ func checkColumns(head []string) ([]string, error) {
 		cols[i] = h
 	}
 	return cols, nil
-}
-
-func (s *csvSource) Columns() []string { return s.cols }
-
-func (s *csvSource) Next() ([]Field, error) {
-	rec, err := s.r.Read()
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, io.EOF
-		}
-		return nil, fmt.Errorf("%w: %w", ErrInput, err)
-	}
-	for i, v := range rec {
-		if isMissing(v) {
-			s.fields[i] = Field{Kind: Missing}
-		} else {
-			s.fields[i] = Field{Kind: Text, Text: v}
-		}
-	}
-	return s.fields, nil
-}
-
-func (s *csvSource) Close() error { return s.c.Close() }
-
-// isMissing tells the spellings of a missing value in CSV.
-func isMissing(v string) bool {
-	switch v {
-	case "", "NA", "N/A", "NaN", "nan", "null", "NULL", "None":
-		return true
-	}
-	return false
 }
 
 // parquetSource reads the leaf columns of a Parquet file, row group by row
