@@ -154,8 +154,8 @@ func checkAPI(t *testing.T, base string, sc *scanner, cases []*tcase, traceIDs [
 	return spansByCase(tds...), logsByCase(lds...)
 }
 
-// checkMetricsAPI scans the span metrics' series and label values: span
-// names are a label there.
+// checkMetricsAPI scans the metric store's series and label values: span
+// names, services and error types are labels of the span metrics.
 func checkMetricsAPI(t *testing.T, base string, sc *scanner) {
 	b := get(t, base, "/api/v1/label/span_name/values")
 	sc.scan(outAPI, "GET /api/v1/label/span_name/values", b)
@@ -170,10 +170,20 @@ func checkMetricsAPI(t *testing.T, base string, sc *scanner) {
 	}
 	require.Positive(t, redacted, "span names with secrets are in the span metrics, redacted: %q", names)
 	for _, path := range []string{
-		"/api/v1/series?match[]=" + url.QueryEscape(`{__name__=~"traces_.+"}`),
-		"/api/v1/labels",
-		"/api/v1/query?query=" + url.QueryEscape(`{__name__=~"traces_.+"}`),
+		"/api/v1/series?match[]=" + url.QueryEscape(`{__name__=~".+"}`),
+		"/api/v1/query?query=" + url.QueryEscape(`{__name__=~".+"}`),
 	} {
+		sc.scan(outAPI, "GET "+path, get(t, base, path))
+	}
+	// Every value of every label of the metric store (span metrics,
+	// service graph, log-derived counters, Vigil's own).
+	b = get(t, base, "/api/v1/labels")
+	sc.scan(outAPI, "GET /api/v1/labels", b)
+	var labels []string
+	require.NoError(t, json.Unmarshal(data(t, b), &labels))
+	require.Contains(t, labels, "service_name")
+	for _, l := range labels {
+		path := "/api/v1/label/" + url.PathEscape(l) + "/values"
 		sc.scan(outAPI, "GET "+path, get(t, base, path))
 	}
 }
