@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/api"
 	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/diagnose"
+	"github.com/vigil-obs/vigil/internal/eval"
 	"github.com/vigil-obs/vigil/internal/incident"
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/sim/microsvc"
@@ -131,7 +132,23 @@ func runDemo(ctx context.Context, e *env, f demoFlags, name string) error {
 		return err
 	}
 	defer stop()
-	if err := s.Run(ctx, st, sim.RunOptions{Clock: clock, OnScrape: d.onScrape}); err != nil {
+	onScrape := d.onScrape
+	if eval.NeedsRequestPath(s.Truth()) {
+		// The fault shows only in the request path: its traces go
+		// through span metrics into the store, as `vigil serve` does.
+		rp, err := eval.NewRequestPath(s, st, clock.Now)
+		if err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+		defer rp.Close()
+		onScrape = func(ctx context.Context, sc sim.Scrape) error {
+			if err := rp.Advance(ctx, sc.At); err != nil {
+				return err
+			}
+			return d.onScrape(ctx, sc)
+		}
+	}
+	if err := s.Run(ctx, st, sim.RunOptions{Clock: clock, OnScrape: onScrape}); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	rep, err := eng.Diagnose(ctx, st, clock.Now())

@@ -8,9 +8,15 @@
 // The engine has two layers. The generic layer (internal/detect, and
 // generic.go here for --entity-label) finds onsets and robust deviations
 // with a relative floor, compares an entity with its peers at the same
-// moment, and ignores blips. The knowledge layer is one hypothesis per
+// moment, and ignores blips; where the data holds a service graph
+// (traces_service_graph_*, Vigil's or a Collector's), generic_graph.go walks
+// it from the entity ranked first down to the anomalous callee that
+// explains it. The knowledge layer is one hypothesis per
 // cause kind (hyp_*.go): which signals evidence it and how strongly, which
-// symptoms it explains, what to do. rank.go merges, explains away and
+// symptoms it explains, what to do; the request path's (span metrics and
+// the service graph, requestpath.go) adds latency and error symptoms at
+// the services requests enter by, dependency_slow and tenant_failure.
+// rank.go merges, explains away and
 // weighs the candidates into the Report.
 //
 // It reads through storage.Queryable only (the embedded store, files loaded

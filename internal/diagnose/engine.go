@@ -102,8 +102,12 @@ func (e *Engine) Diagnose(ctx context.Context, src Source, at time.Time) (*Repor
 		return nil, err
 	}
 	rep := &Report{At: at, Symptoms: []Symptom{}, Causes: []Cause{}, Findings: []Cause{}, Warnings: []string{}}
+	// Span metrics and the service graph are a vocabulary too, unless an
+	// entity label asks for the generic layer: then the graph is what it
+	// walks.
+	requestPath := v.have.Has(graphRequests) || v.have.Has(spanCalls)
 	known := len(v.knownVocabularies()) > 0 || v.have.Has(metricAccuracy) || v.have.Has(metricDrift) ||
-		v.have.Has(graphRequests) || v.have.Has(spanCalls)
+		requestPath && e.opts.EntityLabel == ""
 	if !known && e.opts.EntityLabel == "" {
 		v.warnf("no known vocabulary in the data (dcgm-exporter, kube-state-metrics, node-exporter, vLLM, ...): nothing to diagnose; to rank the entities of any metrics, name their label with --entity-label (e.g. --entity-label service)")
 	}

@@ -55,40 +55,8 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 			return nil, nil
 		}
 	}
-	type score struct {
-		entity, series string
-		// z is the largest two-step deviation after the onset (what ranks);
-		// held is the third quartile of the deviation from the onset on
-		// (how much of it lasted: what the confidence reads).
-		z, held float64
-		first   int
-	}
-	best := map[string]score{}
-	for _, s := range series {
-		pre := s.v[:onset]
-		if detect.Valid(pre) < 3 {
-			continue
-		}
-		base := genericBaseline(pre)
-		z, first := persistentMax(s.v, onset, base)
-		if cur, ok := best[s.entity]; !ok || z > cur.z {
-			best[s.entity] = score{s.entity, s.name, z, heldDeviation(s.v, onset, base), first}
-		}
-	}
-	scores := make([]score, 0, len(best))
-	for _, s := range best {
-		scores = append(scores, s)
-	}
-	slices.SortFunc(scores, func(a, b score) int {
-		if c := cmp.Compare(b.z, a.z); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.first, b.first); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.entity, b.entity)
-	})
-	var out []*candidate
+	scores := scoreEntities(series, onset)
+	ranked := make([]genericRanked, 0, len(scores))
 	for i, s := range scores {
 		if s.z <= 0 {
 			continue
@@ -102,15 +70,92 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 		if i > 0 {
 			conf *= math.Min(1, s.z/scores[0].z)
 		}
-		c := &candidate{kind: KindMetricAnomaly, ent: Entity{label: s.entity}, strength: conf, generic: true,
-			onset: v.time(onset)}
-		c.headline = fmt.Sprintf("%s %s anomalous", label, s.entity)
-		c.action = fmt.Sprintf("look at %s %s first: its %s moved most after %s", label, s.entity, s.series, v.time(onset).Format("15:04:05"))
-		c.evidence = []Evidence{{Signal: s.series, Query: fmt.Sprintf("%s{%s=%q}", strings.SplitN(s.series, "{", 2)[0], label, s.entity),
-			Summary: fmt.Sprintf("%.1f robust spreads from its level before %s, from %s", s.z, v.time(onset).Format("15:04:05"), v.time(s.first).Format("15:04:05"))}}
-		out = append(out, c)
+		ranked = append(ranked, genericRanked{genericScore: s, conf: conf})
+	}
+	if v.hasGraph() {
+		g, err := v.serviceGraph(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ranked = v.walkGraph(g, ranked, onset, label)
+	}
+	out := make([]*candidate, 0, len(ranked))
+	for _, r := range ranked {
+		out = append(out, v.genericCandidate(r, onset, label))
 	}
 	return out, nil
+}
+
+// genericScore is an entity's deviation after the common onset.
+type genericScore struct {
+	entity, series string
+	// z is the largest two-step deviation after the onset (what ranks);
+	// held is the third quartile of the deviation from the onset on (how
+	// much of it lasted: what the confidence reads).
+	z, held float64
+	first   int
+}
+
+// genericRanked is an entity as the generic layer ranks it: its score,
+// its confidence, and what the service-graph walk added.
+type genericRanked struct {
+	genericScore
+	conf float64
+	// evidence, headline and action replace or add to the defaults when
+	// the walk moved the entity.
+	evidence         []Evidence
+	headline, action string
+}
+
+// scoreEntities scores each entity by its most deviant series after the
+// onset, best first.
+func scoreEntities(series []genericSeries, onset int) []genericScore {
+	best := map[string]genericScore{}
+	for _, s := range series {
+		pre := s.v[:onset]
+		if detect.Valid(pre) < 3 {
+			continue
+		}
+		base := genericBaseline(pre)
+		z, first := persistentMax(s.v, onset, base)
+		if cur, ok := best[s.entity]; !ok || z > cur.z {
+			best[s.entity] = genericScore{s.entity, s.name, z, heldDeviation(s.v, onset, base), first}
+		}
+	}
+	scores := make([]genericScore, 0, len(best))
+	for _, s := range best {
+		scores = append(scores, s)
+	}
+	slices.SortFunc(scores, func(a, b genericScore) int {
+		if c := cmp.Compare(b.z, a.z); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(a.first, b.first); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.entity, b.entity)
+	})
+	return scores
+}
+
+// genericCandidate writes a ranked entity as a metric_anomaly candidate.
+func (v *view) genericCandidate(r genericRanked, onset int, label string) *candidate {
+	c := &candidate{kind: KindMetricAnomaly, ent: Entity{label: r.entity}, strength: r.conf, generic: true,
+		onset: v.time(onset)}
+	c.headline = fmt.Sprintf("%s %s anomalous", label, r.entity)
+	if r.headline != "" {
+		c.headline = r.headline
+	}
+	c.action = fmt.Sprintf("look at %s %s first: its %s moved most after %s", label, r.entity, r.series, v.time(onset).Format("15:04:05"))
+	if r.action != "" {
+		c.action = r.action
+	}
+	if r.series != "" && r.first >= 0 {
+		c.evidence = []Evidence{{Signal: r.series, Query: fmt.Sprintf("%s{%s=%q}", strings.SplitN(r.series, "{", 2)[0], label, r.entity),
+			Summary: fmt.Sprintf("%.1f robust spreads from its level before %s, from %s", r.z, v.time(onset).Format("15:04:05"), v.time(r.first).Format("15:04:05"))}}
+	}
+	c.evidence = append(c.evidence, r.evidence...)
+	return c
 }
 
 // maxFallbackSeries bounds the series the fallback onset reads (BOCPD costs

@@ -149,7 +149,7 @@ func (an *analysis) dependencyCandidate(h *hopTime, slowHops int) *candidate {
 			fmtSeconds(h.shift.After), since, fmtSeconds(h.shift.Before), h.ratio, h.shift.Z)})
 	if !math.IsNaN(h.shareBefore) && !math.IsNaN(h.shareAfter) {
 		c.evidence = append(c.evidence, Evidence{Signal: "traces_service_graph_request_server_seconds",
-			Query:   fmt.Sprintf(`sum(rate(%s{client=%q}[5m]))`, graphServerSum, graphUser),
+			Query:   fmt.Sprintf(`sum(rate(%s{client=%q, connection_type=%q}[5m]))`, graphServerSum, virtualUser, virtualNode),
 			Summary: fmt.Sprintf("its share of the time requests take grew from %.0f%% to %.0f%%", 100*h.shareBefore, 100*h.shareAfter)})
 	}
 	an.explainUpstream(c, h.svc)
@@ -194,6 +194,9 @@ func callersText(g *svcGraph, svc string) string {
 	}
 	if len(cs) == 0 {
 		return ""
+	}
+	if len(cs) == 1 {
+		return "; " + cs[0] + " waits on it"
 	}
 	return "; " + strings.Join(cs, ", ") + " wait on it"
 }

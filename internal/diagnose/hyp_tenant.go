@@ -42,8 +42,8 @@ type tenantFailure struct {
 
 // hypTenant finds a tenant whose requests fail where the others' succeed.
 func hypTenant(ctx context.Context, an *analysis) ([]*candidate, error) {
-	if !an.v.have.Has(spanCalls) {
-		return nil, nil
+	if !an.v.have.Has(spanCalls) || an.v.e.opts.EntityLabel != "" {
+		return nil, nil // with an entity label, the generic layer's (see findRequestPath)
 	}
 	raw, err := an.v.fetch(ctx, spanCalls)
 	if err != nil {

@@ -30,8 +30,14 @@ type requestPath struct {
 }
 
 // findRequestPath reads the service graph and finds the request-path
-// symptoms of the services requests enter by.
+// symptoms of the services requests enter by. With an entity label the
+// request path is the generic layer's (the graph it walks), not the
+// knowledge layer's: its symptoms and causes would name the same services
+// under other kinds.
 func (an *analysis) findRequestPath(ctx context.Context) error {
+	if an.v.e.opts.EntityLabel != "" {
+		return nil
+	}
 	g, err := an.v.serviceGraph(ctx)
 	if err != nil || g == nil {
 		return err

@@ -20,8 +20,14 @@ const (
 	spanCalls      = "traces_span_metrics_calls_total"
 
 	// graphUser is the virtual client of requests that enter the graph (a
-	// server span without a parent).
-	graphUser = "user"
+	// server span without a parent): the connectors call it "user", with
+	// connection_type "virtual_node", and a service may be named "user"
+	// too (Sock Shop's is), so the graph keeps it under a name no service
+	// has.
+	graphUser = "\x00user"
+	// virtualUser and virtualNode are the connectors' names for it.
+	virtualUser = "user"
+	virtualNode = "virtual_node"
 
 	spanKindServer = "SPAN_KIND_SERVER"
 	statusError    = "STATUS_CODE_ERROR"
@@ -58,9 +64,34 @@ func (v *view) serviceGraph(ctx context.Context) (*svcGraph, error) {
 		return nil, nil
 	}
 	g := &svcGraph{callees: map[string][]string{}, callers: map[string][]string{}}
+	metrics := []string{graphRequests, graphFailed, graphServerSum, graphServerCnt, graphClientSum}
+	raws := make([][]rawSeries, len(metrics))
+	servers := map[string]bool{}
+	for i, m := range metrics {
+		if !v.have.Has(m) {
+			continue
+		}
+		raw, err := v.fetch(ctx, m)
+		if err != nil {
+			return nil, err
+		}
+		raws[i] = raw
+		for _, r := range raw {
+			servers[r.lset.Get("server")] = true
+		}
+	}
+	// The virtual user: "user" as a virtual node, or as a client that is
+	// never a server (a graph without connection types).
+	clientOf := func(lset labels.Labels) string {
+		c := lset.Get("client")
+		if c == virtualUser && (lset.Get("connection_type") == virtualNode || !servers[virtualUser]) {
+			return graphUser
+		}
+		return c
+	}
 	byKey := map[[2]string]*graphEdge{}
 	edge := func(lset labels.Labels) *graphEdge {
-		k := [2]string{lset.Get("client"), lset.Get("server")}
+		k := [2]string{clientOf(lset), lset.Get("server")}
 		if k[0] == "" || k[1] == "" {
 			return nil
 		}
@@ -78,26 +109,17 @@ func (v *view) serviceGraph(ctx context.Context) (*svcGraph, error) {
 		}
 		return e
 	}
-	for _, m := range []struct {
-		metric string
-		dst    func(*graphEdge) []float64
-	}{
-		{graphRequests, func(e *graphEdge) []float64 { return e.reqs }},
-		{graphFailed, func(e *graphEdge) []float64 { return e.failed }},
-		{graphServerSum, func(e *graphEdge) []float64 { return e.srvSum }},
-		{graphServerCnt, func(e *graphEdge) []float64 { return e.srvCount }},
-		{graphClientSum, func(e *graphEdge) []float64 { return e.cliSum }},
-	} {
-		if !v.have.Has(m.metric) {
-			continue
-		}
-		raw, err := v.fetch(ctx, m.metric)
-		if err != nil {
-			return nil, err
-		}
+	dsts := []func(*graphEdge) []float64{
+		func(e *graphEdge) []float64 { return e.reqs },
+		func(e *graphEdge) []float64 { return e.failed },
+		func(e *graphEdge) []float64 { return e.srvSum },
+		func(e *graphEdge) []float64 { return e.srvCount },
+		func(e *graphEdge) []float64 { return e.cliSum },
+	}
+	for i, raw := range raws {
 		for _, r := range raw {
 			if e := edge(r.lset); e != nil {
-				addInto(m.dst(e), counterIncreases(r.v))
+				addInto(dsts[i](e), counterIncreases(r.v))
 			}
 		}
 	}

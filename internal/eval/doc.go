@@ -5,6 +5,10 @@
 // simulator's ground truth — AC@1 and AC@3, precision, recall and F1 of the
 // faulty-entity call, false alarms on healthy runs, time to detect and a
 // calibration (reliability) table with its expected calibration error.
+// Runs of a fault only the request path shows (and runs that ask) also get
+// their simulated traces, turned into span metrics and the service graph
+// by internal/spanmetrics in simulated time, as `vigil serve` does with
+// the traces it receives (RequestPath, which `vigil demo` uses too).
 //
 // It does not own the engine: it takes one through DiagnoseFunc, so that
 // tests give it a fake and `vigil eval` the real internal/diagnose engine.

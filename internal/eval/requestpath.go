@@ -84,18 +84,22 @@ func (r *RequestPath) Close() { r.stop() }
 // with one of them needs its traces to be diagnosed at all.
 var requestPathOnly = []string{reqpath.KindDependencySlow, reqpath.KindTenantFailure}
 
-// needsRequestPath tells whether a case's run is fed its request path: it
-// asks for it, or one of its faults shows only there.
-func needsRequestPath(c Case, truth []sim.Fault) bool {
-	if c.RequestPath {
-		return true
-	}
+// NeedsRequestPath tells whether a run's faults include one that only the
+// request path shows (dependency_slow, tenant_failure): without its
+// traces there is nothing to diagnose.
+func NeedsRequestPath(truth []sim.Fault) bool {
 	for _, f := range truth {
 		if slices.Contains(requestPathOnly, f.Kind) {
 			return true
 		}
 	}
 	return false
+}
+
+// needsRequestPath tells whether a case's run is fed its request path: it
+// asks for it, or one of its faults shows only there.
+func needsRequestPath(c Case, truth []sim.Fault) bool {
+	return c.RequestPath || NeedsRequestPath(truth)
 }
 
 // requestPathRun runs the cluster simulator with its request path fed in

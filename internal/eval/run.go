@@ -138,7 +138,7 @@ func runCase(ctx context.Context, c Case, opts Options) (_ *CaseResult, err erro
 			return nil, err
 		}
 		g, err := microsvc.New(microsvc.Config{Seed: c.Seed, Duration: cfg.Duration, FaultScale: cfg.FaultScale, NoiseScale: cfg.NoiseScale,
-			Graph: c.RequestPath}, spec)
+			Graph: c.RequestPath, Uninstrumented: c.Uninstrumented}, spec)
 		if err != nil {
 			return nil, err
 		}

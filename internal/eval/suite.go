@@ -31,7 +31,15 @@ type Case struct {
 	// request path shows get it anyway. A microservice run then emits its
 	// service graph.
 	RequestPath bool
+	// Uninstrumented leaves out a microservice run's request metrics of its
+	// databases and broker (microsvc.Config.Uninstrumented).
+	Uninstrumented bool
 }
+
+// microsvcAvailability is the microservice availability scenario: the
+// graph suite's (a failure shows as much in the callers as in the faulty
+// service; without the service graph nothing tells them apart).
+const microsvcAvailability = microsvc.KindMetricAnomaly + "/" + microsvc.FaultAvailability
 
 // ErrUnknownSuite is wrapped by Suite's error for a name Suites does not
 // list.
@@ -47,7 +55,15 @@ const (
 	// SuiteGeneric runs the microservice scenarios (metric_anomaly)
 	// through the generic layer (--entity-label service).
 	SuiteGeneric = "generic"
-	SuiteAll     = "all"
+	// SuiteGraph runs microservice scenarios whose faults show most in
+	// the callers of the faulty service (availability faults, and every
+	// fault of a database or broker that exports no request metrics of
+	// its own) through the generic layer twice: with the service graph,
+	// which the layer walks (table "graph"), and without it (table
+	// SuiteGraphNoWalk).
+	SuiteGraph       = "graph"
+	SuiteGraphNoWalk = "graph-nowalk"
+	SuiteAll         = "all"
 )
 
 // DefaultSeeds is the number of seeds per scenario when none is given.
@@ -67,7 +83,8 @@ var laterKinds = []string{"dependency_slow", "tenant_failure"}
 // cause, not to a dependency or a tenant.
 var requestPathPlatform = []string{"bad_rollout", "inference_capacity_saturated", "kv_cache_exhausted"}
 
-// Suites lists the suite names, in the order `vigil eval --help` gives.
+// Suites lists the suite names, in the order `vigil eval --help` gives
+// (Suite also knows SuiteGraph, which the help does not list yet).
 func Suites() []string {
 	return []string{SuiteSmall, SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteGeneric, SuiteAll}
 }
@@ -86,7 +103,13 @@ func Suites() []string {
 //     path fed in too, healthy with 3×seeds and the request path's faults
 //     that the metrics show (requestPathPlatform); reported but not
 //     barred;
-//   - all: main, subtle, unseen and later, each its own table.
+//   - generic: the microservice scenarios but availability, 4×seeds, 30
+//     minutes each, through the generic layer;
+//   - graph: the microservice scenarios with their databases and broker
+//     uninstrumented, through the generic layer with the service graph
+//     (table graph) and without it (table graph-nowalk);
+//   - all: main, subtle, unseen, later, generic and graph, each its own
+//     table.
 //
 // In scope are the kinds of `vigil simulate --list` except the later ones
 // and metric_anomaly.
@@ -129,14 +152,28 @@ func Suite(name string, seeds int) ([]Case, error) {
 	case SuiteGeneric:
 		var plain []string
 		for _, n := range microsvc.Scenarios() {
-			if !strings.HasSuffix(n, "/"+sim.Subtle) {
+			if !strings.HasSuffix(n, "/"+sim.Subtle) && n != microsvcAvailability {
 				plain = append(plain, n)
 			}
 		}
 		return cases(SuiteGeneric, plain, seeds1(4*seeds), sim.Config{Duration: 30 * time.Minute}), nil
+	case SuiteGraph:
+		var plain []string
+		for _, n := range microsvc.Scenarios() {
+			if !strings.HasSuffix(n, "/"+sim.Subtle) {
+				plain = append(plain, n)
+			}
+		}
+		cfg := sim.Config{Duration: 30 * time.Minute}
+		walk, nowalk := cases(SuiteGraph, plain, seeds1(4*seeds), cfg), cases(SuiteGraphNoWalk, plain, seeds1(4*seeds), cfg)
+		for i := range walk {
+			walk[i].RequestPath, walk[i].Uninstrumented = true, true
+			nowalk[i].Uninstrumented = true
+		}
+		return append(walk, nowalk...), nil
 	case SuiteAll:
 		var out []Case
-		for _, s := range []string{SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteGeneric} {
+		for _, s := range []string{SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteGeneric, SuiteGraph} {
 			c, err := Suite(s, seeds)
 			if err != nil {
 				return nil, err

@@ -73,15 +73,34 @@ func TestSuites(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"dependency_slow", "tenant_failure"}, []string{later[0].Scenario, later[1].Scenario})
 
+	require.Equal(t, 3, count(later, sim.Healthy))
+	for _, c := range later {
+		require.Equal(t, c.Scenario != "dependency_slow" && c.Scenario != "tenant_failure", c.RequestPath, "%s: the others ask for their request path", c.Scenario)
+	}
+
 	generic, err := Suite(SuiteGeneric, 1)
 	require.NoError(t, err)
 	require.Equal(t, 4, count(generic, "metric_anomaly/memory"))
 	require.Zero(t, count(generic, "metric_anomaly/subtle"))
+	require.Zero(t, count(generic, "metric_anomaly/availability"), "the graph suite's")
+
+	graph, err := Suite(SuiteGraph, 1)
+	require.NoError(t, err)
+	require.Equal(t, 8, count(graph, "metric_anomaly/availability"), "with the graph and without")
+	walk := 0
+	for _, c := range graph {
+		require.True(t, c.Uninstrumented)
+		require.Equal(t, c.Suite == SuiteGraph, c.RequestPath)
+		if c.RequestPath {
+			walk++
+		}
+	}
+	require.Equal(t, len(graph)/2, walk)
 
 	all, err := Suite(SuiteAll, 1)
 	require.NoError(t, err)
 	m1, _ := Suite(SuiteMain, 1)
-	require.Equal(t, len(m1)+len(subtle)/2+len(unseen)+len(later)+len(generic), len(all))
+	require.Equal(t, len(m1)+len(subtle)/2+len(unseen)+len(later)+len(generic)+len(graph), len(all))
 
 	_, err = Suite("nope", 1)
 	require.ErrorIs(t, err, ErrUnknownSuite)

@@ -22,6 +22,10 @@ type svcDef struct {
 	reqBytes, respBytes float64
 	// port is the HTTP port Prometheus scrapes.
 	port int
+	// store: a database or a message broker, which serves no HTTP and
+	// exports no request metrics of its own unless an exporter is added
+	// (see Config.Uninstrumented).
+	store bool
 }
 
 // edge is a call: every request of from makes calls requests to to;
@@ -65,6 +69,12 @@ func profile(name string, cpuBase, cpuCost, cpuLimit, memMiB, gcMiB, gcPeriod, l
 	}
 }
 
+// storeOf marks a service as a database or message broker.
+func storeOf(d svcDef) svcDef {
+	d.store = true
+	return d
+}
+
 // sockShop is Weaveworks' Sock Shop: a Node.js front-end, Java (Spring
 // Boot) orders, carts, shipping and queue-master, Go catalogue, user and
 // payment, MongoDB and MySQL databases and RabbitMQ.
@@ -74,17 +84,17 @@ func sockShop() *appDef {
 		services: []svcDef{
 			profile("front-end", 0.02, 0.0015, 1, 90, 25, 90, 1024, 8, 8079),
 			profile("orders", 0.012, 0.008, 0.5, 360, 60, 240, 4096, 15, 80),
-			profile("orders-db", 0.008, 0.0008, 1, 110, 6, 300, 1024, 2, 27017),
+			storeOf(profile("orders-db", 0.008, 0.0008, 1, 110, 6, 300, 1024, 2, 27017)),
 			profile("carts", 0.012, 0.004, 0.5, 380, 70, 180, 4096, 6, 80),
-			profile("carts-db", 0.008, 0.0005, 1, 120, 6, 300, 1024, 1.5, 27017),
+			storeOf(profile("carts-db", 0.008, 0.0005, 1, 120, 6, 300, 1024, 1.5, 27017)),
 			profile("catalogue", 0.003, 0.0008, 0.2, 14, 5, 60, 256, 4, 80),
-			profile("catalogue-db", 0.01, 0.0006, 1, 210, 8, 400, 2048, 2, 3306),
+			storeOf(profile("catalogue-db", 0.01, 0.0006, 1, 210, 8, 400, 2048, 2, 3306)),
 			profile("user", 0.003, 0.0009, 0.3, 12, 4, 60, 256, 4, 80),
-			profile("user-db", 0.008, 0.0005, 1, 100, 6, 300, 1024, 1.5, 27017),
+			storeOf(profile("user-db", 0.008, 0.0005, 1, 100, 6, 300, 1024, 1.5, 27017)),
 			profile("payment", 0.002, 0.0006, 0.2, 9, 2, 120, 128, 3, 80),
 			profile("shipping", 0.008, 0.006, 0.5, 340, 40, 300, 4096, 6, 80),
 			profile("queue-master", 0.008, 0.005, 0.3, 330, 40, 300, 4096, 10, 80),
-			profile("rabbitmq", 0.015, 0.001, 1, 120, 10, 200, 1024, 2, 5672),
+			storeOf(profile("rabbitmq", 0.015, 0.001, 1, 120, 10, 200, 1024, 2, 5672)),
 		},
 		edges: []edge{
 			{"front-end", "catalogue", 0.6, false},
@@ -124,7 +134,7 @@ func onlineBoutique() *appDef {
 			profile("checkoutservice", 0.004, 0.002, 0.2, 16, 5, 120, 256, 4, 5050),
 			profile("recommendationservice", 0.01, 0.003, 0.2, 70, 8, 120, 512, 4, 8080),
 			profile("adservice", 0.015, 0.002, 0.3, 220, 40, 180, 2048, 3, 9555),
-			profile("redis-cart", 0.006, 0.0002, 0.125, 12, 2, 300, 256, 0.5, 6379),
+			storeOf(profile("redis-cart", 0.006, 0.0002, 0.125, 12, 2, 300, 256, 0.5, 6379)),
 		},
 		edges: []edge{
 			{"frontend", "currencyservice", 3, false},

@@ -89,6 +89,13 @@ type Config struct {
 	// step as the other series. It draws nothing: the other series are the
 	// same with or without it.
 	Graph bool
+	// Uninstrumented leaves out the request metrics of the databases and
+	// the message broker (their http_* series and up in the prometheus
+	// style, their load, latency and error in the rcaeval style), as when
+	// no exporter runs beside them: only their containers' metrics remain,
+	// and, with Graph, the calls to them as their callers' traces see
+	// them.
+	Uninstrumented bool
 }
 
 // Resolve returns c with every zero field set to its default.

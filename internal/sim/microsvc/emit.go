@@ -51,6 +51,8 @@ var latencyBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5,
 type promEmitter struct {
 	cpu, mem, limit, rx, tx, reqs, dur, up *family
 	svcs                                   []promSvc
+	// uninstrumented leaves out the stores' request metrics.
+	uninstrumented bool
 }
 
 // promSvc is one service's label sets and counters.
@@ -73,6 +75,8 @@ func newPromEmitter(cfg Config, g *graph, pods []pod, s *sink) *promEmitter {
 		reqs:  s.family("http_requests", typeCounter, "Total number of HTTP requests served, by status code."),
 		dur:   s.family("http_server_request_duration_seconds", typeHistogram, "Duration of HTTP server requests."),
 		up:    s.family("up", typeGauge, "1 if the target was scraped, 0 otherwise."),
+
+		uninstrumented: cfg.Uninstrumented,
 	}
 	for i, d := range g.app.services {
 		p := pods[i]
@@ -142,6 +146,9 @@ func (e *promEmitter) emit(w *world, s *sink) {
 		s.put(e.limit, "container_spec_memory_limit_bytes", ps.cadvisor, d.memLimit)
 		s.put(e.rx, "container_network_receive_bytes_total", ps.cadvisor, ps.rxTotal)
 		s.put(e.tx, "container_network_transmit_bytes_total", ps.cadvisor, ps.txTotal)
+		if e.uninstrumented && d.store {
+			continue
+		}
 		s.put(e.reqs, "http_requests_total", ps.ok, ps.okTotal)
 		s.put(e.reqs, "http_requests_total", ps.fail, ps.failTotal)
 		for j := range latencyBuckets {
@@ -160,9 +167,11 @@ func (e *promEmitter) emit(w *world, s *sink) {
 type rcaEmitter struct {
 	cpu, mem, load, lat, errs *family
 	kv, p50, p90              [][]string
+	// skip marks the services whose request columns are left out.
+	skip []bool
 }
 
-func newRCAEmitter(g *graph, s *sink) *rcaEmitter {
+func newRCAEmitter(cfg Config, g *graph, s *sink) *rcaEmitter {
 	e := &rcaEmitter{
 		cpu:  s.family("cpu", typeGauge, "CPU used by the service's container, in cores."),
 		mem:  s.family("mem", typeGauge, "Working set of the service's container, in bytes."),
@@ -172,6 +181,7 @@ func newRCAEmitter(g *graph, s *sink) *rcaEmitter {
 	}
 	for _, d := range g.app.services {
 		kv := []string{"service", d.name}
+		e.skip = append(e.skip, cfg.Uninstrumented && d.store)
 		e.kv = append(e.kv, kv)
 		e.p50 = append(e.p50, with(kv, "quantile", "0.5"))
 		e.p90 = append(e.p90, with(kv, "quantile", "0.9"))
@@ -188,6 +198,9 @@ func (e *rcaEmitter) emit(w *world, s *sink) {
 		median := st.lat * math.Exp(-st.sigma*st.sigma/2)
 		s.put(e.cpu, "cpu", e.kv[i], round(st.cpu, 6))
 		s.put(e.mem, "mem", e.kv[i], st.mem)
+		if e.skip[i] {
+			continue
+		}
 		s.put(e.load, "load", e.kv[i], round(st.n/w.stepS, 4))
 		s.put(e.lat, "latency", e.p50[i], round(median, 6))
 		s.put(e.lat, "latency", e.p90[i], round(median*math.Exp(z90*st.sigma), 6))

@@ -102,7 +102,7 @@ func (g *Generator) rounds(ctx context.Context, round func(at time.Time, s *sink
 	s := &sink{}
 	var e emitter
 	if g.cfg.Style == StyleRCAEval {
-		e = newRCAEmitter(g.g, s)
+		e = newRCAEmitter(g.cfg, g.g, s)
 	} else {
 		e = newPromEmitter(g.cfg, g.g, g.pods, s)
 	}

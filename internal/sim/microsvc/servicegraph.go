@@ -67,7 +67,10 @@ func newGraphEmitter(g *graph, s *sink) *graphEmitter {
 			client = g.app.services[from].name
 		}
 		kv := []string{"client", client, "server", g.app.services[to].name}
-		if async {
+		switch {
+		case from < 0:
+			kv = append(kv, "connection_type", "virtual_node")
+		case async:
 			kv = append(kv, "connection_type", "messaging_system")
 		}
 		es := graphEdgeSeries{from: from, to: to, calls: calls, kv: kv}

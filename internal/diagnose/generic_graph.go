@@ -1,0 +1,233 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/vigil-obs/vigil/internal/detect"
+)
+
+// The service-graph walk of the generic layer. Where the data holds a
+// service graph (traces_service_graph_request_total{client, server} and
+// its latency histograms: Vigil's own from the traces it receives, or an
+// OpenTelemetry Collector's servicegraph connector's), the entity the
+// statistical ranking puts first is where the trouble shows most, which
+// is often a caller of the faulty service: a slow or failing dependency
+// makes its callers slow or failing too, sometimes more visibly than
+// itself. So, as the graph-traversal baselines of microservice
+// root-cause analysis do (MicroRCA, Wu et al., NOMS 2020: anomalous
+// subgraph, then the service whose anomaly its callers' follow; the
+// "traversal" baseline of the PetShop data set, Hardt et al., 2024, and
+// RCAEval's, Pham et al., WWW 2025: walk from the symptomatic service down
+// its anomalous callees), the walk starts at that entity and follows its
+// calls down to the deepest callee whose incoming calls turned anomalous
+// (latency or failed share, from the graph) no later than its caller's;
+// that callee ranks first, the callers on the way below it.
+const (
+	// walkZ is how many robust spreads a callee's incoming calls must rise
+	// by, for two steps running, to count as anomalous.
+	walkZ = 4.0
+	// walkSlack is how many steps later than its caller a callee's
+	// anomaly may start and still explain it.
+	walkSlack = 2
+	// walkCallerShare is what the walk leaves of a caller's confidence:
+	// its anomaly is the callee's effect.
+	walkCallerShare = 0.6
+)
+
+// callAnomaly is how the calls a service serves changed after the onset,
+// as the service graph shows them.
+type callAnomaly struct {
+	// z is the largest two-step rise (robust spreads) of the calls' mean
+	// latency or failed share; held the third quartile of the rise.
+	z, held float64
+	// start is the first step of a two-step rise of walkZ or more, -1
+	// when none.
+	start int
+	// latency: the rise is the mean latency's, else the failed share's.
+	latency       bool
+	before, after float64
+}
+
+// callAnomalies scores every service of the graph by its incoming calls.
+func (v *view) callAnomalies(g *svcGraph, onset int) map[string]callAnomaly {
+	out := map[string]callAnomaly{}
+	for _, svc := range g.services {
+		cnt, sum := nanSeries(v.n), nanSeries(v.n)
+		reqs, failed := nanSeries(v.n), nanSeries(v.n)
+		for _, e := range g.edges {
+			if e.server == svc {
+				addInto(cnt, e.srvCount)
+				addInto(sum, e.srvSum)
+				addInto(reqs, e.reqs)
+				addInto(failed, e.failed)
+			}
+		}
+		best := callAnomaly{start: -1}
+		for _, s := range []struct {
+			x       []float64
+			floor   detect.Floor
+			latency bool
+		}{
+			{pooledRatio(sum, cnt, 1, 1), detect.Floor{Rel: 0.05, Abs: 1e-4}, true},
+			{pooledRatio(failed, reqs, 1, 1), detect.Floor{Rel: 0.1, Abs: 0.005}, false},
+		} {
+			if onset >= len(s.x) || detect.Valid(s.x[:onset]) < 3 {
+				continue
+			}
+			base := detect.NewBaseline(s.x[:onset], s.floor)
+			z, start := risingMax(s.x, onset, base)
+			if z > best.z {
+				best = callAnomaly{z: z, held: heldRise(s.x, onset, base), start: start, latency: s.latency,
+					before: base.Median, after: detect.Median(s.x[onset:])}
+			}
+		}
+		out[svc] = best
+	}
+	return out
+}
+
+// risingMax is the largest rise (in b's spreads) after onset that holds
+// for two steps running, and the first step of a two-step rise of walkZ
+// or more (-1: none).
+func risingMax(v []float64, onset int, b detect.Baseline) (float64, int) {
+	best, start := 0.0, -1
+	for i := onset; i+1 < len(v); i++ {
+		z := math.Min(b.Z(v[i]), b.Z(v[i+1]))
+		if math.IsNaN(z) {
+			continue
+		}
+		best = math.Max(best, z)
+		if start < 0 && z >= walkZ {
+			start = i
+		}
+	}
+	return best, start
+}
+
+// heldRise is the third quartile of the rise from the onset to the end.
+func heldRise(v []float64, onset int, b detect.Baseline) float64 {
+	zs := make([]float64, 0, len(v)-onset)
+	for _, x := range v[onset:] {
+		if z := b.Z(x); !math.IsNaN(z) {
+			zs = append(zs, math.Max(0, z))
+		}
+	}
+	return detect.Quantile(zs, 0.75)
+}
+
+// walk follows the calls down from start to the deepest anomalous callee:
+// at each service, the most anomalous of its callees whose anomaly began
+// no later than the service's own (walkSlack steps of slack). It returns
+// the path, start first.
+func (g *svcGraph) walk(start string, an map[string]callAnomaly) []string {
+	path := []string{start}
+	for cur := start; ; {
+		next := ""
+		for _, c := range g.callees[cur] {
+			a := an[c]
+			if c == graphUser || a.z < walkZ || a.start < 0 || slices.Contains(path, c) {
+				continue
+			}
+			if own := an[cur]; own.start >= 0 && a.start > own.start+walkSlack {
+				continue // it went wrong after its caller: not the caller's reason
+			}
+			if next == "" || a.z > an[next].z {
+				next = c
+			}
+		}
+		if next == "" {
+			return path
+		}
+		path = append(path, next)
+		cur = next
+	}
+}
+
+// walkGraph re-ranks the generic layer's entities along the service
+// graph: the walk from the first-ranked entity ends at the service that
+// explains it, which takes its confidence and ranks first; the callers on
+// the way keep walkCallerShare of theirs. Entities the graph does not
+// name, or a walk that stays where it starts, change nothing.
+func (v *view) walkGraph(g *svcGraph, ranked []genericRanked, onset int, label string) []genericRanked {
+	if g == nil || len(ranked) == 0 {
+		return ranked
+	}
+	// The walk starts where the report would point: the most confident.
+	first := 0
+	for i, r := range ranked {
+		if r.conf > ranked[first].conf {
+			first = i
+		}
+	}
+	if !slices.Contains(g.services, ranked[first].entity) {
+		return ranked
+	}
+	an := v.callAnomalies(g, onset)
+	path := g.walk(ranked[first].entity, an)
+	if len(path) == 1 {
+		return ranked
+	}
+	root := path[len(path)-1]
+	top := ranked[first].conf
+	ri := slices.IndexFunc(ranked, func(r genericRanked) bool { return r.entity == root })
+	if ri < 0 {
+		// The service has no series of its own (a database, an outside
+		// API): the graph is all there is of it.
+		ranked = append(ranked, genericRanked{genericScore: genericScore{entity: root, first: -1}})
+		ri = len(ranked) - 1
+	}
+	r := &ranked[ri]
+	r.conf = math.Max(r.conf, top)
+	a := an[root]
+	r.evidence = append(r.evidence, v.callEvidence(root, a))
+	r.evidence = append(r.evidence, Evidence{Signal: graphRequests,
+		Query: fmt.Sprintf(`sum by (client, server) (rate(%s{server=~%q}[5m]))`, graphRequests, strings.Join(path[1:], "|")),
+		Summary: fmt.Sprintf("the service graph leads from %s, where the anomaly shows most, down %s to %s: each went wrong no later than its caller",
+			path[0], strings.Join(path, " → "), root)})
+	r.headline = fmt.Sprintf("%s %s anomalous, and %s with it", label, root, strings.Join(path[:len(path)-1], ", "))
+	r.action = fmt.Sprintf("look at %s %s first: %s wait on it and went wrong with it", label, root, strings.Join(path[:len(path)-1], ", "))
+	for i := range ranked {
+		o := &ranked[i]
+		if o.entity == root {
+			continue
+		}
+		o.conf = math.Min(o.conf, 0.99*r.conf)
+		if upstream(g, an, o.entity, root) {
+			o.conf *= walkCallerShare
+			o.headline = fmt.Sprintf("%s %s anomalous, an effect of %s", label, o.entity, root)
+			o.evidence = append(o.evidence, Evidence{Signal: graphRequests,
+				Query:   fmt.Sprintf(`sum by (server) (rate(%s{client=%q}[5m]))`, graphRequests, o.entity),
+				Summary: fmt.Sprintf("it depends on %s, which went wrong no later than it did", root)})
+		}
+	}
+	return ranked
+}
+
+// upstream tells whether svc's trouble is root's effect: it reaches root
+// along calls, and its calls went wrong no earlier than root's did.
+func upstream(g *svcGraph, an map[string]callAnomaly, svc, root string) bool {
+	a, r := an[svc], an[root]
+	if a.start < 0 || !g.reaches(svc, root) {
+		return false
+	}
+	return r.start < 0 || a.start+walkSlack >= r.start
+}
+
+// callEvidence is the graph's evidence of a service's anomalous calls.
+func (v *view) callEvidence(svc string, a callAnomaly) Evidence {
+	since := "after the onset"
+	if a.start >= 0 {
+		since = "from " + v.time(a.start).Format("15:04:05")
+	}
+	if a.latency {
+		return Evidence{Signal: "traces_service_graph_request_server_seconds",
+			Query:   fmt.Sprintf(`sum(rate(%s{server=%q}[5m])) / sum(rate(%s{server=%q}[5m]))`, graphServerSum, svc, graphServerCnt, svc),
+			Summary: fmt.Sprintf("calls to %s take %s %s (earlier %s; %.1f robust spreads)", svc, fmtSeconds(a.after), since, fmtSeconds(a.before), a.z)}
+	}
+	return Evidence{Signal: graphFailed,
+		Query:   fmt.Sprintf(`sum(rate(%s{server=%q}[5m])) / sum(rate(%s{server=%q}[5m]))`, graphFailed, svc, graphRequests, svc),
+		Summary: fmt.Sprintf("%.1f%% of the calls to %s fail %s (earlier %.1f%%; %.1f robust spreads)", 100*a.after, svc, since, 100*a.before, a.z)}
+}
