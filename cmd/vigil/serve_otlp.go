@@ -53,7 +53,7 @@ func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.
 		tc.Dir = filepath.Join(cfg.Storage.DataDir, "traces")
 	}
 	rp := &requestPath{red: red, now: e.now}
-	if rp.traces, err = traces.Open(tc, logger.With("component", "traces"), reg, e.now); err != nil {
+	if rp.traces, err = traces.Open(tc, logger, reg, e.now); err != nil {
 		return nil, fmt.Errorf("open the trace store: %w", err)
 	}
 	defer func() {
@@ -61,16 +61,16 @@ func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.
 			err = errors.Join(err, rp.traces.Close())
 		}
 	}()
-	rp.spans, err = spanmetrics.New(cfg.SpanMetrics, st, e.now, logger.With("component", "spanmetrics"), reg)
+	rp.spans, err = spanmetrics.New(cfg.SpanMetrics, st, e.now, logger, reg)
 	if err != nil {
 		return nil, fmt.Errorf("span metrics: %w", err)
 	}
-	rp.logsig, err = logsignals.New(cfg.LogSignals, st, e.now, logger.With("component", "log-signals"), reg)
+	rp.logsig, err = logsignals.New(cfg.LogSignals, st, e.now, logger, reg)
 	if err != nil {
 		return nil, fmt.Errorf("log signals: %w", err)
 	}
 	if cfg.Forwarding.Enabled() {
-		if rp.fwd, err = forward.New(cfg.Forwarding, logger.With("component", "forward"), reg); err != nil {
+		if rp.fwd, err = forward.New(cfg.Forwarding, logger, reg); err != nil {
 			return nil, fmt.Errorf("forwarding: %w", err)
 		}
 	}
@@ -127,7 +127,7 @@ func otlpListen(what, addr string, explicit bool, logger *slog.Logger) (net.List
 
 // handlers are the trace and log API routes for the main HTTP API.
 func (rp *requestPath) handlers(logger *slog.Logger) map[string]http.Handler {
-	h := traces.NewHandler(rp.traces, logger.With("component", "traces-api"))
+	h := traces.NewHandler(rp.traces, logger)
 	hh := hops.NewHandler(rp.traces, rp.now, logger)
 	return map[string]http.Handler{"/api/v1/traces": h, "/api/v1/traces/": h, "/api/v1/logs": h,
 		"GET /api/v1/traces/{id}/breakdown": hh, "GET /api/v1/slow": hh}
