@@ -132,8 +132,11 @@ func (an *analysis) dependencyCandidate(h *hopTime, slowHops int) *candidate {
 			c.ent[catalog.KeyNamespace] = e.namespace
 		}
 	}
-	if why := an.deeperCause(c); why != nil {
-		c.strength *= 0.35
+	why := an.deeperCause(c)
+	if why != nil {
+		// The hop is slow for a reason the metrics name: that reason, not
+		// the hop, explains its callers' symptoms.
+		c.strength *= 0.25
 		c.headline = fmt.Sprintf("%s slower (%s explains it)", h.svc, why.kind)
 	}
 	since := c.onset.Format(time.TimeOnly)
@@ -152,7 +155,9 @@ func (an *analysis) dependencyCandidate(h *hopTime, slowHops int) *candidate {
 			Query:   fmt.Sprintf(`sum(rate(%s{client=%q, connection_type=%q}[5m]))`, graphServerSum, virtualUser, virtualNode),
 			Summary: fmt.Sprintf("its share of the time requests take grew from %.0f%% to %.0f%%", 100*h.shareBefore, 100*h.shareAfter)})
 	}
-	an.explainUpstream(c, h.svc)
+	if why == nil {
+		an.explainUpstream(c, h.svc)
+	}
 	return c
 }
 
