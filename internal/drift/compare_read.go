@@ -44,11 +44,12 @@ func readReference(ctx context.Context, s Source, feats []*feature, o Options) e
 	for k, f := range feats {
 		slots[k] = slot{col: f.col[0], text: f.categorical}
 	}
+	var tmp []uint64
 	rows, err := eachBatch(ctx, s, slots, func(first int64, b *colBatch) error {
 		var e rowErr
 		for k, f := range feats {
 			f.vals[0].reserve(b.hint)
-			f.refCells(first, &b.cols[k], b.n, o.MaxCategories, &e)
+			f.refCells(first, &b.cols[k], b.n, o.MaxCategories, &e, &tmp)
 		}
 		return e.err
 	})
@@ -94,13 +95,13 @@ func readReference(ctx context.Context, s Source, feats []*feature, o Options) e
 }
 
 // refCells takes a column of the reference's first pass.
-func (f *feature) refCells(first int64, c *cells, n, maxCats int, e *rowErr) {
+func (f *feature) refCells(first int64, c *cells, n, maxCats int, e *rowErr, tmp *[]uint64) {
 	f.rows[0] += int64(n)
 	if !f.categorical && c.plain {
 		for _, v := range c.num[:n] {
 			f.mom.add(v)
-			f.vals[0].add(v)
 		}
+		f.vals[0].addAll(c.num[:n], tmp)
 		return
 	}
 	for i := range n {
@@ -200,13 +201,14 @@ func readCurrent(ctx context.Context, s Source, feats []*feature, o Options) err
 	for k, f := range feats {
 		slots[k] = slot{col: f.col[1], text: f.categorical}
 	}
+	var tmp []uint64
 	rows, err := eachBatch(ctx, s, slots, func(first int64, b *colBatch) error {
 		var e rowErr
 		for k, f := range feats {
 			if f.method.NeedsValues() {
 				f.vals[1].reserve(b.hint)
 			}
-			f.curCells(first, &b.cols[k], b.n, o.MaxCategories, &e)
+			f.curCells(first, &b.cols[k], b.n, o.MaxCategories, &e, &tmp)
 		}
 		return e.err
 	})
@@ -225,15 +227,15 @@ func readCurrent(ctx context.Context, s Source, feats []*feature, o Options) err
 }
 
 // curCells takes a column of the current file.
-func (f *feature) curCells(first int64, c *cells, n, maxCats int, e *rowErr) {
+func (f *feature) curCells(first int64, c *cells, n, maxCats int, e *rowErr, tmp *[]uint64) {
 	f.rows[1] += int64(n)
 	needs := f.method.NeedsValues()
 	if !f.categorical && c.plain {
 		for _, v := range c.num[:n] {
 			f.bins[1][searchEdges(f.edges, v)]++
-			if needs {
-				f.vals[1].add(v)
-			}
+		}
+		if needs {
+			f.vals[1].addAll(c.num[:n], tmp)
 		}
 		return
 	}
