@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"context"
 	"slices"
 
@@ -123,11 +124,17 @@ func (v *view) serviceGraph(ctx context.Context) (*svcGraph, error) {
 			}
 		}
 	}
+	g.index()
+	return g, nil
+}
+
+// index sorts the edges and fills the callers, callees and services.
+func (g *svcGraph) index() {
 	slices.SortFunc(g.edges, func(a, b *graphEdge) int {
-		if a.client != b.client {
-			return compareStrings(a.client, b.client)
+		if c := cmp.Compare(a.client, b.client); c != 0 {
+			return c
 		}
-		return compareStrings(a.server, b.server)
+		return cmp.Compare(a.server, b.server)
 	})
 	seen := map[string]bool{}
 	for _, e := range g.edges {
@@ -141,17 +148,6 @@ func (v *view) serviceGraph(ctx context.Context) (*svcGraph, error) {
 		}
 	}
 	slices.Sort(g.services)
-	return g, nil
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // firstLabel is the value of the first of names that lset carries.
