@@ -86,7 +86,7 @@ var requestPathPlatform = []string{"bad_rollout", "inference_capacity_saturated"
 // Suites lists the suite names, in the order `vigil eval --help` gives
 // (Suite also knows SuiteGraph, which the help does not list yet).
 func Suites() []string {
-	return []string{SuiteSmall, SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteGeneric, SuiteAll}
+	return []string{SuiteSmall, SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteGeneric, SuiteGraph, SuiteAll}
 }
 
 // Suite returns the cases of a named suite with seeds seeds per scenario

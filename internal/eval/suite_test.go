@@ -104,7 +104,7 @@ func TestSuites(t *testing.T) {
 
 	_, err = Suite("nope", 1)
 	require.ErrorIs(t, err, ErrUnknownSuite)
-	require.ErrorContains(t, err, `unknown suite "nope" (the suites are small, main, subtle, unseen, later, generic, all)`)
+	require.ErrorContains(t, err, `unknown suite "nope" (the suites are small, main, subtle, unseen, later, generic, graph, all)`)
 	_, err = Suite(SuiteMain, -1)
 	require.Error(t, err)
 }
