@@ -20,6 +20,7 @@ type diagnoseFlags struct {
 	sourceFlags
 	at          string
 	window      time.Duration
+	step        time.Duration
 	entityLabel string
 	tenantLabel string
 	asJSON      bool
@@ -64,6 +65,7 @@ before --at.`,
 	fl.StringVar(&f.server, "server", "", "the URL of a running Vigil to read instead")
 	fl.StringVar(&f.at, "at", "", "the evaluation time (RFC 3339 or Unix seconds; default now, or the newest sample of --input)")
 	fl.DurationVar(&f.window, "window", diagnose.DefaultWindow, "how far back from --at to look")
+	fl.DurationVar(&f.step, "step", diagnose.DefaultStep, "the resolution the engine reads series at; the data's interval for coarse aggregates (e.g. 5m), with a window of several steps")
 	fl.StringVar(&f.entityLabel, "entity-label", "", "rank the entities named by this label as metric_anomaly causes")
 	fl.StringVar(&f.tenantLabel, "tenant-label", "", "a pod or namespace label naming the tenant (default: the namespace)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
@@ -83,7 +85,10 @@ func runDiagnose(ctx context.Context, e *env, f diagnoseFlags) error {
 		at = t
 	}
 	logger := e.loggerAtLeast(slog.LevelWarn).With("component", "diagnose")
-	eng, err := diagnose.New(diagnose.Options{Window: f.window, EntityLabel: f.entityLabel, TenantLabel: f.tenantLabel, Logger: logger})
+	if f.step <= 0 {
+		return usagef("diagnose: --step must be positive, got %s", f.step)
+	}
+	eng, err := diagnose.New(diagnose.Options{Window: f.window, Step: f.step, EntityLabel: f.entityLabel, TenantLabel: f.tenantLabel, Logger: logger})
 	if err != nil {
 		return usagef("diagnose: %v", err)
 	}

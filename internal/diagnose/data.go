@@ -20,11 +20,15 @@ import (
 )
 
 // lookback is how far back from a step the engine takes a series' last
-// sample: three scrapes of dcgm-exporter's default 30s. A series with no
-// sample in it is absent at that step (a vanished target), whatever the
-// store's staleness handling: files and simulations carry no staleness
-// markers.
+// sample: three scrapes of dcgm-exporter's default 30s, or three steps
+// when the engine reads coarser data (5-minute aggregates at a 5m step).
+// A series with no sample in it is absent at that step (a vanished
+// target), whatever the store's staleness handling: files and simulations
+// carry no staleness markers.
 const lookback = 90 * time.Second
+
+// lookbackFor is the lookback at a step.
+func lookbackFor(step time.Duration) time.Duration { return max(lookback, 3*step) }
 
 // view is the data of one diagnosis: every series the engine reads, aligned
 // on the same steps, with canonical entities.
@@ -122,7 +126,7 @@ func (v *view) fetch(ctx context.Context, metric string) ([]rawSeries, error) {
 // (what names them in errors).
 func (v *view) selectAligned(ctx context.Context, what string, ms ...*labels.Matcher) ([]rawSeries, error) {
 	metric := what
-	startMs := v.start.Add(-lookback).UnixMilli()
+	startMs := v.start.Add(-lookbackFor(v.step)).UnixMilli()
 	endMs := v.at.UnixMilli()
 	q, err := v.src.Querier(startMs, endMs)
 	if err != nil {
@@ -131,7 +135,7 @@ func (v *view) selectAligned(ctx context.Context, what string, ms ...*labels.Mat
 	defer q.Close()
 	ss := q.Select(ctx, false, nil, ms...)
 	stepMs := v.step.Milliseconds()
-	lbMs := lookback.Milliseconds()
+	lbMs := lookbackFor(v.step).Milliseconds()
 	first := v.start.UnixMilli()
 	var out []rawSeries
 	var it chunkenc.Iterator

@@ -150,7 +150,7 @@ func (e *Engine) open(ctx context.Context, src Source, at time.Time) (*view, err
 	n := int(e.opts.Window/e.opts.Step) + 1
 	v := &view{e: e, src: src, at: at, step: e.opts.Step, n: n, cache: map[string]*table{}, addrs: map[string]string{}}
 	v.start = at.Add(-time.Duration(n-1) * e.opts.Step)
-	names, err := metricNames(ctx, src, v.start.Add(-lookback), at)
+	names, err := metricNames(ctx, src, v.start.Add(-lookbackFor(e.opts.Step)), at)
 	if err != nil {
 		return nil, err
 	}
