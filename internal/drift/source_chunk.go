@@ -30,7 +30,7 @@ type chunk struct {
 // eachChunk is eachBatch of a CSV source.
 func (s *csvSource) eachChunk(ctx context.Context, slots []slot, fn batchFunc) (int64, error) {
 	workers := max(1, runtime.GOMAXPROCS(0))
-	pool := 2*workers + 2
+	pool := workers + 2
 	free := make(chan *chunk, pool)
 	work, order := make(chan *chunk, pool), make(chan *chunk, pool)
 	for range pool {

@@ -27,7 +27,7 @@ import (
 const (
 	// readSize is what the reader asks its input for at a time, and the
 	// size of the chunks of records the parsers share.
-	readSize = 512 << 10
+	readSize = 256 << 10
 	// maxRecordBytes bounds one record (an unterminated quote would
 	// otherwise hold the rest of the file in memory).
 	maxRecordBytes = 64 << 20
