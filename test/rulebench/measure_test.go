@@ -16,12 +16,10 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// Metrics both servers export: Prometheus's rule-group metrics (Vigil
+// Metrics the servers export: Prometheus's rule-group metrics (Vigil
 // registers the rule manager's on its own registry), and the watcher's
 // cycle metrics of Vigil.
 const (
-	metricRuleEval       = "prometheus_rule_evaluation_duration_seconds" // summary, per rule
-	metricRuleEvals      = "prometheus_rule_evaluations_total"
 	metricRuleFailures   = "prometheus_rule_evaluation_failures_total"
 	metricGroupLast      = "prometheus_rule_group_last_duration_seconds"
 	metricGroupIter      = "prometheus_rule_group_iterations_total"
@@ -35,12 +33,8 @@ type reading struct {
 	// cycles is the number of complete evaluation cycles: Vigil's watcher
 	// cycles, or Prometheus's group iterations divided by its groups
 	// (every group runs once per interval, at its own offset).
-	cycles int
-	// ruleSeconds is the sum of the per-rule evaluation durations
-	// (query, append, commit), both servers' apples-to-apples figure.
-	ruleSeconds float64
-	rules       float64 // rule evaluations
-	failures    float64 // failed rule evaluations
+	cycles   int
+	failures float64 // failed rule evaluations
 	// groupLast is the sum over the groups of their last iteration's
 	// duration (Prometheus's own per-cycle figure; Vigil exports the gauge
 	// but never sets it).
@@ -104,8 +98,6 @@ func read(ctx context.Context, client *http.Client, base string, pid int, vigil 
 		return reading{}, err
 	}
 	r := reading{at: time.Now()}
-	r.ruleSeconds, _ = total(fams, metricRuleEval)
-	r.rules, _ = total(fams, metricRuleEvals)
 	r.failures, _ = total(fams, metricRuleFailures)
 	r.groupLast, _ = total(fams, metricGroupLast)
 	if vigil {
@@ -175,6 +167,69 @@ func procMemory(pid int) (rss, hwm int64, err error) {
 		}
 	}
 	return rss, hwm, nil
+}
+
+// ruleEval is one rule's latest evaluation, as /api/v1/rules reports it.
+type ruleEval struct {
+	group    string
+	last     time.Time // when its latest evaluation began
+	duration time.Duration
+}
+
+// rulesSnapshot reads every rule's latest evaluation from a server's
+// /api/v1/rules (Prometheus's API in both), keyed by group and position.
+func rulesSnapshot(ctx context.Context, client *http.Client, base string) (map[string]ruleEval, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v1/rules", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("read the rules of %s: %w", base, err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Status string `json:"status"`
+		Data   struct {
+			Groups []struct {
+				File  string `json:"file"`
+				Name  string `json:"name"`
+				Rules []struct {
+					Name           string    `json:"name"`
+					EvaluationTime float64   `json:"evaluationTime"`
+					LastEvaluation time.Time `json:"lastEvaluation"`
+				} `json:"rules"`
+			} `json:"groups"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, fmt.Errorf("read the rules of %s: %w", base, err)
+	}
+	if body.Status != "success" {
+		return nil, fmt.Errorf("read the rules of %s: status %q", base, body.Status)
+	}
+	out := map[string]ruleEval{}
+	for _, g := range body.Data.Groups {
+		for i, r := range g.Rules {
+			group := g.File + ";" + g.Name
+			out[fmt.Sprintf("%s;%d;%s", group, i, r.Name)] = ruleEval{group: group, last: r.LastEvaluation, duration: seconds(r.EvaluationTime)}
+		}
+	}
+	return out, nil
+}
+
+// cycleOf sums the latest evaluation of every rule of a snapshot taken at
+// at, and counts the rules evaluated in the two intervals before it. Each
+// rule counts once; a Prometheus group that has already run again since
+// the cycle ended counts with that newer evaluation.
+func cycleOf(now map[string]ruleEval, at time.Time) (rules time.Duration, current int) {
+	for _, r := range now {
+		rules += r.duration
+		if r.last.After(at.Add(-2 * evalInterval)) {
+			current++
+		}
+	}
+	return rules, current
 }
 
 // instant evaluates q at now through a server's query API and returns the
