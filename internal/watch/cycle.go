@@ -40,7 +40,9 @@ func (w *Watcher) Cycle(ctx context.Context, at time.Time) error {
 		}
 	}
 	for _, g := range w.groups {
-		g.Eval(ctx, at)
+		// As the rule manager's own loop does: the evaluation, and the
+		// group's duration, last evaluation and iteration metrics.
+		rules.DefaultEvalIterationFunc(ctx, g, at)
 	}
 	if !w.restored {
 		// As Prometheus's rule manager does after its first evaluation:
