@@ -76,6 +76,10 @@ fuzz:
 #   test/ingestbench  remote-write throughput (vs Prometheus, VictoriaMetrics)
 #                     and RSS per active series at 100k and 1M (vs Prometheus)
 #   test/promcompat   query latency over the PromQL compatibility battery
+#   test/rulebench    SLO preset rule evaluation over 1,000 GPUs and 50 models
+#                     vs Prometheus 2.42 (alternating fresh processes)
+#   test/otlpbench    OTLP/gRPC receiver + redaction + trace store vs the store
+#   internal/drift    drift from CSV at 10 and 50 features vs a two-pass baseline
 #   test/diagnosebench  diagnosis wall time and peak RSS from 16 to 1,000 nodes
 #                     and over 15m to 3h windows, and the import of the dump;
 #                     its 1,000-node case (2 min to simulate) runs on its own
