@@ -68,5 +68,42 @@
 // cannot raise false drift) and the
 // Wasserstein distance within their sum times the value range. When a
 // reference overflows its exact store, its file is read a second time to
-// count bins exactly.
+// count bins exactly. Reading holds a few chunks of 256 KiB per core,
+// whatever the file's size.
+//
+// # Reading
+//
+// CSV is read as encoding/csv reads it with TrimLeadingSpace — the same
+// records and the same errors, their lines included — without going through
+// it in the common case: a record with no quote is split at its commas here
+// and its numbers are parsed in the same pass by strconv's exact fast path
+// (a mantissa under 2⁵³ scaled by an exact power of ten rounds once), with
+// strconv.ParseFloat behind it for every other spelling; a record with a
+// quote goes through encoding/csv. Fuzz tests hold the reader to
+// encoding/csv and the parser to strconv, bit for bit. A record ends at the
+// first line break after an even number of its quotes, so the input is cut
+// into chunks of whole records that a parser per core turns into batches of
+// the compared features' columns only; the statistics take the batches in
+// input order, a column at a time. Parquet and other sources are read row
+// by row, a batch ahead. Exact samples are radix-sorted, a feature per
+// core, and so are full sketch levels (merged above level 0).
+//
+// BenchmarkCompare, against a straightforward two-pass implementation
+// (encoding/csv and strconv.ParseFloat into memory, then sort and count),
+// 2 × 100 000 rows of N(0, 1) with four decimals read from the page cache,
+// 2 shared cores (load average 1.5–3.4), median of three; rows/s, CPU µs
+// per row, peak RSS:
+//
+//	features  method  streaming                  two-pass                  ratio
+//	10        psi     1.55 M/s  1.08 µs   44 MiB  0.33 M/s  2.96 µs   60 MiB  4.7×
+//	10        ks      0.74 M/s  1.52 µs   55 MiB  0.26 M/s  3.65 µs   72 MiB  2.8×
+//	50        psi     0.14 M/s  7.26 µs   89 MiB  0.08 M/s  12.6 µs  190 MiB  1.8×
+//	50        ks      0.11 M/s  9.44 µs  116 MiB  0.06 M/s  14.7 µs  207 MiB  1.6×
+//
+// In a quiet spell (load average 1.4) the 10-feature runs reached 2.0 M
+// rows/s (psi) and 1.25 M rows/s (ks); the reader before this one, on
+// encoding/csv, read 0.44 and 0.32 M rows/s then. At 50 features a
+// reference of 100 000 rows overflows the exact store (4 Mi values): psi
+// reads it twice and ks works from sketches, in bounded memory where the
+// two-pass implementation holds everything.
 package drift

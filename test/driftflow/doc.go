@@ -37,6 +37,11 @@
 // keeps its values until the next push. A missing prometheus-pushgateway
 // skips the test.
 //
-// BenchmarkDrift5GB (VIGIL_DRIFT_5GB=1) runs `vigil drift` on a 5 GB CSV
+// BenchmarkDrift5GB (VIGIL_DRIFT_5GB=1) runs `vigil drift --method psi` on
+// a 5 GB baseline and a 5 GB current CSV (10 features, 71.7 M rows each)
 // under GOMEMLIMIT=256MiB and reports its wall time, rows/s and peak RSS.
+// On 2 shared cores (load average 4–6) it took 222 s: 0.64 M rows/s of the
+// two files (the baseline, beyond the exact store, is read twice), 187 s
+// of CPU, a peak RSS of 146 MiB (117 MiB in an earlier run), and found the
+// shifted feature and only it.
 package driftflow
