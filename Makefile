@@ -55,6 +55,8 @@ fuzz:
 	$(GO) test ./internal/detect -run '^$$' -fuzz '^FuzzPeerZ$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/detect -run '^$$' -fuzz '^FuzzChangeProb$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/drift -run '^$$' -fuzz '^FuzzReadCSV$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/drift -run '^$$' -fuzz '^FuzzCSVMatchesStdlib$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/drift -run '^$$' -fuzz '^FuzzParseDecimal$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/hops -run '^$$' -fuzz '^FuzzBreakdown$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/ingest/fileimport -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/ingest/otlp -run '^$$' -fuzz '^FuzzHTTPProto$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
@@ -80,6 +82,8 @@ fuzz:
 #                     vs Prometheus 2.42 (alternating fresh processes)
 #   test/otlpbench    OTLP/gRPC receiver + redaction + trace store vs the store
 #   internal/drift    drift from CSV at 10 and 50 features vs a two-pass baseline
+#   test/driftflow    vigil drift on 2 × 5 GB under GOMEMLIMIT=256MiB (only with
+#                     VIGIL_DRIFT_5GB=1; writes 10 GB, ~4–10 min)
 #   test/diagnosebench  diagnosis wall time and peak RSS from 16 to 1,000 nodes
 #                     and over 15m to 3h windows, and the import of the dump;
 #                     its 1,000-node case (2 min to simulate) runs on its own
