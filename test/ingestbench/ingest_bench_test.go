@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-obs/vigil/internal/ingest/remotewrite/remotewritetest"
+	"github.com/vigil-obs/vigil/internal/peertest"
 )
 
 const (
@@ -79,7 +80,7 @@ func ingest(b *testing.B, p peer, load *remotewritetest.Load, settle time.Durati
 	}
 	if settle > 0 {
 		time.Sleep(settle)
-		if run.rss, run.peakRSS, err = procMemory(proc.PID()); err != nil {
+		if run.rss, run.peakRSS, err = peertest.ProcMemory(proc.PID()); err != nil {
 			b.Fatalf("%s: %v", p.name, err)
 		}
 	}

@@ -73,33 +73,6 @@ func machine() string {
 	return fmt.Sprintf("%d CPUs, %s; the load generator and the server share the machine, the same for every peer", runtime.NumCPU(), mem)
 }
 
-// procMemory reads VmRSS and VmHWM (peak RSS) of pid, in bytes.
-func procMemory(pid int) (rss, hwm int64, err error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		name, v, ok := strings.Cut(line, ":")
-		if !ok || (name != "VmRSS" && name != "VmHWM") {
-			continue
-		}
-		n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("parse %s of /proc/%d/status: %w", name, pid, err)
-		}
-		if name == "VmRSS" {
-			rss = n << 10
-		} else {
-			hwm = n << 10
-		}
-	}
-	if rss == 0 {
-		return 0, 0, fmt.Errorf("no VmRSS in /proc/%d/status", pid)
-	}
-	return rss, hwm, nil
-}
-
 // queryScalar runs an instant query that returns one sample and returns
 // its value (NaN for an empty result).
 func queryScalar(ctx context.Context, base, expr string, at time.Time) (float64, error) {

@@ -145,30 +145,6 @@ func procCPU(pid int) (time.Duration, error) {
 	return time.Duration(ticks) * 10 * time.Millisecond, nil
 }
 
-// procMemory reads VmRSS and VmHWM (peak RSS) of pid, in bytes.
-func procMemory(pid int) (rss, hwm int64, err error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, fmt.Errorf("read the memory of %d: %w", pid, err)
-	}
-	for line := range strings.SplitSeq(string(data), "\n") {
-		name, v, ok := strings.Cut(line, ":")
-		if !ok || (name != "VmRSS" && name != "VmHWM") {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("parse %s of %d: %w", name, pid, err)
-		}
-		if name == "VmRSS" {
-			rss = kb << 10
-		} else {
-			hwm = kb << 10
-		}
-	}
-	return rss, hwm, nil
-}
-
 // ruleEval is one rule's latest evaluation, as /api/v1/rules reports it.
 type ruleEval struct {
 	group    string

@@ -237,7 +237,7 @@ func (e *benchEnv) run(b *testing.B, server string) evalRun {
 		last = &rd
 	}
 	var err error
-	if r.rss, r.hwm, err = procMemory(proc.PID()); err != nil {
+	if r.rss, r.hwm, err = peertest.ProcMemory(proc.PID()); err != nil {
 		b.Fatal(err)
 	}
 	if r.recorded, _, err = instant(ctx, client, proc.URL, `{__name__=~"slo:.+|vigil:.+"}`); err != nil {
