@@ -19,8 +19,10 @@ type analysis struct {
 	cands []*candidate
 	// peer caches peer deviations by signal and job.
 	peer map[string]map[string]deviation
-	// xids caches the XID events (several hypotheses read them).
+	// xids caches the XID events (several hypotheses read them), logs the
+	// log-derived counters that rose.
 	xids *[]xidEvent
+	logs *[]logRise
 	// rp is the request path (span metrics and the service graph); nil
 	// without a service graph.
 	rp *requestPath
@@ -74,7 +76,7 @@ func hypotheses() []hypothesis {
 		hypXID, hypNVLink, hypThermal, hypPower, hypMemoryErrors, hypPCIe,
 		hypNodeDown, hypNodeCPU, hypNodeMemory, hypNodeNetwork, hypInputPipeline, hypStraggler,
 		hypPodRestarts, hypPodEvicted, hypCapacity, hypKVCache, hypExporterDown, hypGPUIdle, hypRollout, hypDrift,
-		hypDependency, hypTenant,
+		hypDependency, hypTenant, hypLoggedOOM,
 	}
 }
 
@@ -88,6 +90,9 @@ func (an *analysis) run(ctx context.Context) error {
 		return err
 	}
 	if err := an.findRequestPath(ctx); err != nil {
+		return err
+	}
+	if err := an.loggedErrorSymptoms(ctx); err != nil {
 		return err
 	}
 	for _, h := range hypotheses() {

@@ -16,8 +16,13 @@
 // symptoms it explains, what to do; the request path's (span metrics and
 // the service graph, requestpath.go) adds latency and error symptoms at
 // the services requests enter by, dependency_slow and tenant_failure.
-// rank.go merges, explains away and
-// weighs the candidates into the Report.
+// The counters internal/logsignals derives from logs (logs.go,
+// hyp_logs.go) are evidence too: the XIDs the kernel logged (mapped to a
+// GPU by its PCI address, merged with dcgm-exporter's), NCCL watchdog
+// timeouts as a training job's stall with the first error logged before
+// them, the kernel's OOM kills, and HTTP 5xx lines of services that span
+// metrics do not cover. rank.go merges, explains away and weighs the
+// candidates into the Report.
 //
 // It reads through storage.Queryable only (the embedded store, files loaded
 // into a temporary one, or a remote Prometheus-compatible API), raw samples

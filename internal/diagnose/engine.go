@@ -107,7 +107,7 @@ func (e *Engine) Diagnose(ctx context.Context, src Source, at time.Time) (*Repor
 	// walks.
 	requestPath := v.have.Has(graphRequests) || v.have.Has(spanCalls)
 	known := len(v.knownVocabularies()) > 0 || v.have.Has(metricAccuracy) || v.have.Has(metricDrift) ||
-		requestPath && e.opts.EntityLabel == ""
+		v.have.Has(metricLogEvents) || v.have.Has(metricLogXID) || requestPath && e.opts.EntityLabel == ""
 	if !known && e.opts.EntityLabel == "" {
 		v.warnf("no known vocabulary in the data (dcgm-exporter, kube-state-metrics, node-exporter, vLLM, ...): nothing to diagnose; to rank the entities of any metrics, name their label with --entity-label (e.g. --entity-label service)")
 	}

@@ -61,7 +61,7 @@ func hypExporterDown(ctx context.Context, an *analysis) ([]*candidate, error) {
 			continue
 		}
 		for _, gpu := range gs {
-			lost := slices.ContainsFunc(evs, func(e xidEvent) bool { return e.node == node && e.gpu == gpu && e.code == 79 })
+			lost := slices.ContainsFunc(evs, func(e xidEvent) bool { return e.node == node && (e.gpu == gpu || e.gpu == "") && e.code == 79 })
 			if lost {
 				continue // hypXID names it gpu_lost
 			}

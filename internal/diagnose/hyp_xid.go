@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -19,6 +20,12 @@ type xidEvent struct {
 	step      int
 	// count is how many times it happened, where the exporter counts.
 	count float64
+	// logged: the kernel logged it too (or only the kernel did: dcgm is
+	// false), at logStep, for the GPU at pci; offBus: as "GPU has fallen
+	// off the bus" with no XID line.
+	logged, dcgm, offBus bool
+	logStep              int
+	pci                  string
 }
 
 // xidEvents reads the XIDs raised inside the window. DCGM_FI_DEV_XID_ERRORS
@@ -51,7 +58,7 @@ func (an *analysis) readXIDEvents(ctx context.Context) ([]xidEvent, error) {
 				continue
 			}
 			if !math.IsNaN(prev) && x != prev && x > 0 {
-				out = append(out, xidEvent{node: r.ent[catalog.KeyNode], gpu: r.ent[catalog.KeyGPU], code: int(x), step: i, count: 1})
+				out = append(out, xidEvent{node: r.ent[catalog.KeyNode], gpu: r.ent[catalog.KeyGPU], code: int(x), step: i, count: 1, dcgm: true})
 			}
 			prev = x
 		}
@@ -75,7 +82,7 @@ func (an *analysis) readXIDEvents(ctx context.Context) ([]xidEvent, error) {
 			// A count present from the window's first step is history; one
 			// that appears or rises later is news.
 			if x > prev && (i > 0 && first > 0 || i > first) {
-				out = append(out, xidEvent{node: r.ent[catalog.KeyNode], gpu: r.ent[catalog.KeyGPU], code: code, step: i, count: x - prev})
+				out = append(out, xidEvent{node: r.ent[catalog.KeyNode], gpu: r.ent[catalog.KeyGPU], code: code, step: i, count: x - prev, dcgm: true})
 				break
 			}
 		}
@@ -91,9 +98,14 @@ func (an *analysis) readXIDEvents(ctx context.Context) ([]xidEvent, error) {
 	})
 	// The gauge and the count report the same XID: keep the first of each
 	// GPU and code.
-	return slices.CompactFunc(out, func(a, b xidEvent) bool {
+	out = slices.CompactFunc(out, func(a, b xidEvent) bool {
 		return a.node == b.node && a.gpu == b.gpu && a.code == b.code
-	}), nil
+	})
+	logged, err := an.logXIDEvents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return an.mergeLoggedXIDs(out, logged), nil
 }
 
 // xidStrength is how strongly an XID of a severity shows a fault.
@@ -130,19 +142,41 @@ func hypXID(ctx context.Context, an *analysis) ([]*candidate, error) {
 		}
 		c := an.gpuCandidate(kind, ev.node, ev.gpu)
 		c.onset, c.strength, c.direct = an.v.time(ev.step), strength, strength >= 0.5
-		c.headline = fmt.Sprintf("%s GPU %s %s", ev.node, ev.gpu, what)
+		// A GPU the kernel names by a PCI address no exporter maps.
+		gpu := cmp.Or(ev.gpu, "at PCI "+cmp.Or(ev.pci, "?"))
+		c.headline = fmt.Sprintf("%s GPU %s %s", ev.node, gpu, what)
 		if kind != KindGPUXIDError {
-			c.headline = fmt.Sprintf("%s (XID %d)", kindHeadline(kind, ev.node, ev.gpu), ev.code)
+			c.headline = fmt.Sprintf("%s (XID %d)", kindHeadline(kind, ev.node, gpu), ev.code)
 		}
 		c.action = action
-		c.evidence = append(c.evidence, Evidence{
-			Signal:  "DCGM_FI_DEV_XID_ERRORS",
-			Query:   fmt.Sprintf("changes(%s[%s])", an.v.query("gpu.xid", gpuMatchers(an.v, ev.node, ev.gpu)), an.v.e.opts.Window),
-			Summary: fmt.Sprintf("%s on %s GPU %s at %s", what, ev.node, ev.gpu, an.v.time(ev.step).Format(time.TimeOnly)),
-		})
+		if ev.dcgm {
+			c.evidence = append(c.evidence, Evidence{
+				Signal:  "DCGM_FI_DEV_XID_ERRORS",
+				Query:   fmt.Sprintf("changes(%s[%s])", an.v.query("gpu.xid", gpuMatchers(an.v, ev.node, ev.gpu)), an.v.e.opts.Window),
+				Summary: fmt.Sprintf("%s on %s GPU %s at %s", what, ev.node, ev.gpu, an.v.time(ev.step).Format(time.TimeOnly)),
+			})
+		}
+		if ev.logged {
+			c.evidence = append(c.evidence, an.loggedXIDEvidence(ev, what))
+		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// loggedXIDEvidence is the kernel log's evidence of an XID.
+func (an *analysis) loggedXIDEvidence(ev xidEvent, what string) Evidence {
+	r := logRise{event: logXID, node: ev.node, xid: ev.code}
+	where := ev.node
+	if ev.pci != "" {
+		where += " PCI " + ev.pci
+	}
+	summary := fmt.Sprintf("kernel log: %s on %s at %s", what, where, an.v.time(ev.logStep).Format(time.TimeOnly))
+	if ev.offBus {
+		r = logRise{event: logFellOffTheBus, node: ev.node}
+		summary = fmt.Sprintf("kernel log: a GPU of %s has fallen off the bus at %s", ev.node, an.v.time(ev.logStep).Format(time.TimeOnly))
+	}
+	return an.logEvidence(r, summary)
 }
 
 // kindHeadline names a GPU fault of a kind, for the page's headline.

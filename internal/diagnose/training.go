@@ -82,6 +82,9 @@ func (an *analysis) findJobs(ctx context.Context) error {
 		}
 		an.jobs = append(an.jobs, j)
 		an.trainingSymptom(j)
+		if err := an.loggedStall(ctx, j); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -65,24 +65,21 @@
 //
 // # For the diagnosis
 //
-// The lead decides the wiring; the counters suit these uses:
+// internal/diagnose reads the counters (its logs.go and hyp_logs.go):
 //
-//   - Evidence of a GPU hardware cause on a node: increase(
-//     vigil_log_xid_total{node="N"}[w]) > 0 names the XID (severity and
-//     cause kind from catalog.XID) even where dcgm-exporter is missing or
-//     its DCGM_FI_DEV_XID_ERRORS gauge hides a repeat; gpu_fell_off_bus
-//     supports gpu_lost, and XID lines with no recent dcgm-exporter
-//     samples tell gpu_lost from exporter_down.
-//   - Training stalls: nccl_timeout on every rank of a job points at the
-//     collective, the rank whose node first logs nccl_error, cuda_error,
-//     an XID or an OOM kill (the earliest, by temporal precedence) is the
-//     likely cause; a stall with only timeouts and no node-level evidence
-//     suggests a straggler or the network (node_network_degraded).
-//   - pod_oom_killed and node_memory_pressure: oom_killed per pod/node,
-//     fresher than kube-state-metrics' last-terminated reason (which stays
-//     OOMKilled long after the fact; DESIGN.md calls that benign).
-//   - cuda_oom per pod: a workload fault (batch or KV-cache sizing), not
-//     hardware; with kv_cache_exhausted for inference.
-//   - error_rate_high: http_5xx per service where there are access logs
-//     but no span metrics.
+//   - vigil_log_xid_total is XID evidence like dcgm-exporter's, with the
+//     GPU found by its PCI address (dcgm-exporter's pci_bus_id label), the
+//     node where none maps; the same XID from both is one cause with both
+//     as evidence, and one the exporter missed (no XID field, a repeat the
+//     sticky gauge hides, no exporter at all) is a cause of its own.
+//     gpu_fell_off_bus with no XID line counts as XID 79.
+//   - nccl_timeout in a training job's ranks is the job's stall when its
+//     GPU activity hides it; the stall's summary names the first
+//     nccl_error, cuda_error, cuda_oom, oom_killed or XID the job's ranks
+//     or nodes logged before the timeouts.
+//   - oom_killed in a pod is pod_oom_killed (sooner than kube-state-
+//     metrics' restart, without its stale last reason); one with no pod is
+//     node_memory_pressure on its node.
+//   - http_5xx of a service the service graph does not cover is
+//     error_rate_high when its count per step jumps.
 package logsignals

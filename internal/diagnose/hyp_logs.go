@@ -1,0 +1,207 @@
+package diagnose
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/detect"
+)
+
+// What the diagnosis reads from the log-derived counters besides XIDs
+// (logs.go, hyp_xid.go):
+//
+//   - NCCL watchdog timeouts in a training job's ranks: the collective
+//     hung. They are the job's stall when its GPUs hide it (NCCL's kernels
+//     spin and keep the GPUs busy; without DCGM's profiling fields the
+//     activity the engine reads stays high), and the stall's summary names
+//     the first error logged in the job before them (a CUDA error, an
+//     out-of-memory, an XID, an NCCL error) — the rank that likely broke
+//     it. The causes themselves come from their hypotheses: an XID the
+//     kernel logged is an XID (hyp_xid.go), an OOM kill is below.
+//   - The kernel's OOM kills: a pod's is pod_oom_killed, sooner than
+//     kube-state-metrics' restart and without its stale last reason; one
+//     that names no pod is node_memory_pressure on its node.
+//   - HTTP 5xx lines of a service the request path (span metrics) does
+//     not cover: error_rate_high when their count per step rises well
+//     above its earlier level.
+
+// log5xxMin is the fewest 5xx lines per step a service must log before
+// their rise is a symptom: a handful is a bad client.
+const log5xxMin = 10
+
+// loggedStall reads the NCCL timeouts of a training job's ranks: the
+// job's stall when its GPU activity shows none, more words for the stall
+// it shows.
+func (an *analysis) loggedStall(ctx context.Context, j *trainJob) error {
+	rs, err := an.logRises(ctx)
+	if err != nil || len(rs) == 0 {
+		return err
+	}
+	var timeouts []logRise
+	for _, r := range risesOf(rs, logNCCLTimeout) {
+		if an.inJob(j, r) {
+			timeouts = append(timeouts, r)
+		}
+	}
+	if len(timeouts) == 0 {
+		return nil
+	}
+	first := timeouts[0].first
+	ranks := map[string]bool{}
+	for _, r := range timeouts {
+		ranks[cmp.Or(r.pod, r.node)] = true
+	}
+	words := fmt.Sprintf("NCCL watchdog timeouts in %d of %d ranks from %s", len(ranks), max(len(j.pods), len(ranks)), an.v.time(first).Format(time.TimeOnly))
+	if culprit, ok := an.firstJobError(rs, j, first); ok {
+		where := culprit.node
+		if culprit.pod != "" {
+			where = culprit.ns + "/" + culprit.pod + " on " + culprit.node
+		}
+		what := strings.ReplaceAll(culprit.event, "_", " ")
+		if culprit.event == logXID {
+			what = fmt.Sprintf("XID %d", culprit.xid)
+		}
+		words += fmt.Sprintf("; first error before them: %s in %s at %s", what, where, an.v.time(culprit.first).Format(time.TimeOnly))
+	}
+	if j.symptom != nil {
+		an.syms[j.sym].Summary += "; " + words
+		return nil
+	}
+	j.symptom, j.stall = &episode{start: first, end: an.v.n - 1}, true
+	j.sym = an.addSymptom(symptomRec{
+		Symptom: Symptom{Kind: SymptomTrainingStall, Entity: Entity{catalog.KeyNamespace: j.ns, catalog.KeyWorkload: j.name},
+			Since: an.v.time(first), Summary: fmt.Sprintf("%s/%s stalled: %s", j.ns, j.name, words)},
+		nodes: j.nodes, pods: j.pods, workload: j.workload(),
+	})
+	return nil
+}
+
+// inJob reports whether a log counter is one of the job's: its pod, or
+// its node where the record named no pod.
+func (an *analysis) inJob(j *trainJob, r logRise) bool {
+	if r.pod != "" {
+		return slices.Contains(j.pods, podKey(r.ns, r.pod))
+	}
+	return r.node != "" && slices.Contains(j.nodes, r.node)
+}
+
+// firstJobError is the earliest error the job's ranks or nodes logged no
+// later than the first timeout: the rank whose failure the others waited
+// for.
+func (an *analysis) firstJobError(rs []logRise, j *trainJob, upto int) (logRise, bool) {
+	for _, r := range rs { // ordered by first step
+		if r.first > upto {
+			break
+		}
+		switch r.event {
+		case logNCCLError, logCUDAError, logCUDAOOM, logOOMKilled, logXID, logFellOffTheBus:
+		default:
+			continue
+		}
+		// An XID line is the node's: the kernel's log names no pod.
+		if an.inJob(j, r) || r.pod == "" && slices.Contains(j.nodes, r.node) {
+			return r, true
+		}
+	}
+	return logRise{}, false
+}
+
+// hypLoggedOOM: the kernel's OOM kills. One in a pod is pod_oom_killed
+// (direct: the kernel says so); one that names no pod is memory pressure
+// on its node.
+func hypLoggedOOM(ctx context.Context, an *analysis) ([]*candidate, error) {
+	rs, err := an.logRises(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []*candidate
+	for _, r := range risesOf(rs, logOOMKilled) {
+		var c *candidate
+		switch {
+		case r.pod != "":
+			c = an.podCandidate(KindPodOOMKilled, r.ns, r.pod)
+			if r.node != "" && !slices.Contains(c.nodes, r.node) {
+				c.nodes = append(c.nodes, r.node)
+			}
+			c.strength, c.direct = 0.85, true
+			c.headline = fmt.Sprintf("%s/%s OOMKilled", r.ns, r.pod)
+			c.action = fmt.Sprintf("raise the memory limit of %s/%s or lower its batch/context size (--max-num-seqs, --max-model-len)", r.ns, r.pod)
+		case r.node != "":
+			c = an.nodeCandidate(KindNodeMemoryPressure, r.node)
+			c.strength, c.direct = 0.7, true
+			c.headline = fmt.Sprintf("%s memory pressure (OOM killer)", r.node)
+			c.action = fmt.Sprintf("find what fills %s's memory; the kernel is killing processes (dmesg | grep -i 'killed process')", r.node)
+		default:
+			continue
+		}
+		c.onset = an.v.time(r.first)
+		c.evidence = append(c.evidence, an.logEvidence(r, fmt.Sprintf("%.0f OOM kills logged from %s", r.total, an.v.time(r.first).Format(time.TimeOnly))))
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// loggedErrorSymptoms finds the services whose logged 5xx responses rose
+// for slowRun steps to log5xxMin a step and well above their earlier
+// level, where span metrics do not measure the service's errors.
+func (an *analysis) loggedErrorSymptoms(ctx context.Context) error {
+	if an.v.e.opts.EntityLabel != "" {
+		return nil
+	}
+	rs, err := an.logRises(ctx)
+	if err != nil {
+		return err
+	}
+	type svc struct {
+		ns, name    string
+		per         []float64
+		nodes, pods []string
+	}
+	bySvc := map[string]*svc{}
+	for _, r := range risesOf(rs, logHTTP5xx) {
+		if r.service == "" || an.rp != nil && slices.Contains(an.rp.g.services, r.service) {
+			continue
+		}
+		k := r.ns + "/" + r.service
+		s := bySvc[k]
+		if s == nil {
+			s = &svc{ns: r.ns, name: r.service, per: make([]float64, an.v.n)}
+			bySvc[k] = s
+		}
+		for i, x := range r.per {
+			s.per[i] += x
+		}
+		if r.node != "" && !slices.Contains(s.nodes, r.node) {
+			s.nodes = append(s.nodes, r.node)
+		}
+		if r.pod != "" {
+			s.pods = append(s.pods, podKey(r.ns, r.pod))
+		}
+	}
+	for _, k := range sortedKeys(bySvc) {
+		s := bySvc[k]
+		ref := reference(s.per, detect.Floor{Rel: 0.1, Abs: 1})
+		bad := func(i int) bool { return s.per[i] >= log5xxMin && s.per[i] >= 3*ref.Median && ref.Z(s.per[i]) >= slowZ }
+		es := episodes(an.v.n, bad, slowRun)
+		if len(es) == 0 {
+			continue
+		}
+		e := es[0]
+		ent := Entity{catalog.KeyService: s.name}
+		if s.ns != "" {
+			ent[catalog.KeyNamespace] = s.ns
+		}
+		an.addSymptom(symptomRec{
+			Symptom: Symptom{Kind: SymptomErrorRateHigh, Entity: ent, Since: an.v.time(e.start),
+				Summary: fmt.Sprintf("%s logged %.0f HTTP 5xx responses per %s from %s (earlier %.0f)", s.name,
+					maxOf(s.per[e.start:e.end+1]), an.v.step, an.v.time(e.start).Format(time.TimeOnly), ref.Median)},
+			nodes: s.nodes, pods: s.pods,
+		})
+	}
+	return nil
+}
