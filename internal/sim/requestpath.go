@@ -107,8 +107,8 @@ func (s *Simulator) WriteRequestPath(traces, logs io.Writer) error {
 // metrics are those of a healthy cluster): its entity and severity are
 // what internal/sim/reqpath gives the kind by default.
 func buildRequestPath(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
-	rc := requestPathConfig(b.w.cfg, b.w.c)
-	f := reqpath.Fault{Kind: spec.Kind, Onset: b.w.cfg.Start}
+	rc := requestPathConfig(b.w.cfg, b.w.c).WithDefaults()
+	f := reqpath.Fault{Kind: spec.Kind, Onset: b.w.cfg.Start, Entity: requestPathEntity(b.w.cfg, rc, spec)}
 	if spec.Variant == Subtle {
 		f.Variant = reqpath.VariantSubtle
 	}
@@ -126,6 +126,28 @@ func buildRequestPath(b *faultBuilder, spec FaultSpec) (*activeFault, error) {
 	}
 	return &activeFault{truth: Fault{Entity: done.Entity, Severity: sev, Summary: summary + " (request path only)"},
 		apply: func(*world, time.Duration) {}}, nil
+}
+
+// requestPathEntity draws what a request-path fault hits from the seed (a
+// generator of its own, so that the other faults' draws stay as they
+// were): dependency_slow one of the hops the application calls — the
+// vector DB, the external tool or the model server —, tenant_failure one
+// of the tenants. The other kinds keep reqpath's defaults.
+func requestPathEntity(cfg Config, rc reqpath.Config, spec FaultSpec) map[string]string {
+	r := newRand(cfg, "request-path-entity", spec.Kind, spec.Variant)
+	switch spec.Kind {
+	case reqpath.KindDependencySlow:
+		hops := []string{rc.VectorDB.Name, rc.Tool.Name}
+		for _, m := range rc.ModelServers {
+			hops = append(hops, m.Name)
+		}
+		return map[string]string{"service": hops[r.IntN(len(hops))]}
+	case reqpath.KindTenantFailure:
+		if len(rc.Tenants) > 0 {
+			return map[string]string{"tenant": rc.Tenants[r.IntN(len(rc.Tenants))]}
+		}
+	}
+	return nil
 }
 
 // requestPathSeverity is a request-path fault's severity (in its kind's
