@@ -83,6 +83,12 @@ type Labels struct {
 	DCGMBlank string
 	// VLLM is VLLMNew or VLLMOld.
 	VLLM string
+	// XIDField is On (the default, never drawn from the seed) when
+	// dcgm-exporter's counters CSV has DCGM_FI_DEV_XID_ERRORS, Off for one
+	// without it: neither the sticky XID gauge nor
+	// DCGM_EXP_XID_ERRORS_COUNT is exported, and only the kernel log tells
+	// of an XID.
+	XIDField string
 }
 
 // Config describes the simulated cluster and run. The zero value of every
@@ -141,6 +147,13 @@ type Config struct {
 	NoiseScale float64
 	// Labels are the label variants; empty fields are drawn from Seed.
 	Labels Labels
+	// NCCLTimeout is the NCCL watchdog timeout the training job runs with
+	// (the timeout of torch.distributed.init_process_group): how long after a rank is
+	// lost the surviving ranks log the watchdog's timeout (see Logs).
+	// PyTorch's default is 10 minutes; the default here is 5, so that a
+	// 30-minute run shows it. At most 10 minutes: the metrics' job model
+	// tears the hung ranks down 10 minutes after a hang whatever this is.
+	NCCLTimeout time.Duration
 }
 
 // Defaults of Config.
@@ -159,6 +172,7 @@ const (
 	DefaultCheckpointEvery = 20 * time.Minute
 	DefaultCheckpointFor   = 60 * time.Second
 	DefaultNodeCPUs        = 16
+	DefaultNCCLTimeout     = 5 * time.Minute
 )
 
 // Limits that keep a Config from asking for more than a test machine holds.
@@ -223,6 +237,7 @@ func (c Config) withDefaults() Config {
 	setD(&c.CheckpointEvery, DefaultCheckpointEvery)
 	setD(&c.CheckpointFor, DefaultCheckpointFor)
 	set(&c.NodeCPUs, DefaultNodeCPUs)
+	setD(&c.NCCLTimeout, DefaultNCCLTimeout)
 	if c.FaultScale == 0 {
 		c.FaultScale = 1
 	}
@@ -257,6 +272,9 @@ func (c Config) Resolve() Config {
 	pick(&c.Labels.KSM, KSMExported, KSMHonored, 0.3)
 	pick(&c.Labels.DCGMBlank, BlankSentinel, BlankAbsent, 0.3)
 	pick(&c.Labels.VLLM, VLLMOld, VLLMNew, 0.3)
+	if c.Labels.XIDField == "" {
+		c.Labels.XIDField = On
+	}
 	return c
 }
 
@@ -302,6 +320,8 @@ func (c Config) Validate() error {
 		return bad("fault scale %g is outside (0, %g]", c.FaultScale, maxScale)
 	case !(c.NoiseScale > 0 && c.NoiseScale <= maxScale):
 		return bad("noise scale %g is outside (0, %g]", c.NoiseScale, maxScale)
+	case c.NCCLTimeout < time.Second || c.NCCLTimeout > ncclTimeout:
+		return bad("NCCL timeout %s is outside [1s, %s]", c.NCCLTimeout, ncclTimeout)
 	}
 	// The inference replicas and the notebook fit on the nodes the
 	// training job leaves.
@@ -338,6 +358,8 @@ func (c Config) Validate() error {
 		return bad("DCGM blank %q is neither %s nor %s", l.DCGMBlank, BlankAbsent, BlankSentinel)
 	case l.VLLM != VLLMNew && l.VLLM != VLLMOld:
 		return bad("vLLM names %q are neither %s nor %s", l.VLLM, VLLMNew, VLLMOld)
+	case l.XIDField != On && l.XIDField != Off:
+		return bad("XID field %q is neither %s nor %s", l.XIDField, On, Off)
 	}
 	return nil
 }

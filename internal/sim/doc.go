@@ -36,6 +36,15 @@
 //     bad_rollout is the same rolling update of the vLLM deployment in
 //     both (new ReplicaSet, pods, version and takeover times), while
 //     dependency_slow and tenant_failure show only in the request path.
+//   - The cluster's logs as OTLP log records (RunOptions.OnLogs,
+//     Simulator.WriteLogs; logs.go says what): every GPU node's kernel log
+//     (the driver's XID lines with the GPU's PCI address, "GPU has fallen
+//     off the bus", the OOM killer, AER, boot and benign noise), the
+//     training ranks' output (the CUDA and NCCL errors of a rank whose GPU
+//     broke, PyTorch's NCCL watchdog timeout Config.NCCLTimeout after the
+//     job hung) and a Kubernetes event for each OOM-killed container.
+//     Labels.XIDField Off is a dcgm-exporter without the XID field, where
+//     only the kernel log tells of an XID.
 //
 // What the model gets right, because diagnosis depends on it: the training
 // job is synchronous (the slowest rank sets every rank's pace, and a rank's

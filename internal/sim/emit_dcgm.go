@@ -79,6 +79,10 @@ func dcgmFields(l Labels) []dcgmField {
 		{"DCGM_FI_PROF_PCIE_TX_BYTES", typeGauge, "The rate of data transmitted over the PCIe bus - including both protocol headers and data payloads - in bytes per second.", st(func(s *gpuState) float64 { return math.Round(s.pcieTx) })},
 		{"DCGM_FI_PROF_PCIE_RX_BYTES", typeGauge, "The rate of data received over the PCIe bus - including both protocol headers and data payloads - in bytes per second.", st(func(s *gpuState) float64 { return math.Round(s.pcieRx) })},
 	}
+	if l.XIDField == Off {
+		// A counters CSV without the XID field.
+		fields = slices.DeleteFunc(fields, func(f dcgmField) bool { return f.name == "DCGM_FI_DEV_XID_ERRORS" })
+	}
 	if l.NVLinkErrors == On {
 		errs := func(i int) func(*gpu, GPUSpec) float64 {
 			return func(g *gpu, _ GPUSpec) float64 { return g.st.nvlinkErrs[i] }
@@ -125,7 +129,7 @@ func newDCGMExporter(reg *registry, n *node, spec GPUSpec, l Labels) *dcgmExport
 		e.fams = append(e.fams, reg.family(f.name, f.typ, f.help))
 	}
 	e.xids, e.xidSeries = map[*gpu][]xidEvent{}, map[*gpu]map[*pod]map[float64]*series{}
-	if l.XIDCount == On {
+	if l.XIDCount == On && l.XIDField == On {
 		e.xidFam = reg.family("DCGM_EXP_XID_ERRORS_COUNT", typeGauge, "Count of XID Errors within user-specified time window (see xid-count-window-size param).")
 	}
 	return e

@@ -111,9 +111,12 @@ func (w *world) applyGPU(g *gpu, a activity, dt float64) {
 	}
 }
 
-// raiseXID records an XID: the sticky gauge keeps it and dcgm-exporter's
-// XID counter counts it.
+// raiseXID records an XID: the sticky gauge keeps it, dcgm-exporter's
+// XID counter counts it and the driver logs it.
 func (g *gpu) raiseXID(code float64) {
 	g.st.xid = code
 	g.st.xids = append(g.st.xids, code)
+	if len(g.st.kernelXIDs) < maxKernelXIDs {
+		g.st.kernelXIDs = append(g.st.kernelXIDs, code)
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/storage"
+	"go.opentelemetry.io/collector/pdata/plog"
 )
 
 // Simulator runs one scenario on one simulated cluster. Every run of a
@@ -96,6 +97,11 @@ type RunOptions struct {
 	// OnScrape, if set, is called after each round is committed; an error
 	// stops the run. It may block to pace the run.
 	OnScrape func(ctx context.Context, sc Scrape) error
+	// OnLogs, if set, gets the logs of each round's interval (see Logs)
+	// after the round is committed and before OnScrape; it is not called
+	// for an interval that logged nothing. An error stops the run. The
+	// batch is the callee's.
+	OnLogs func(ctx context.Context, ld plog.Logs) error
 }
 
 // Clock is simulated time, safe for concurrent use.
@@ -122,6 +128,10 @@ func (s *Simulator) Run(ctx context.Context, app storage.AppendableV2, opts RunO
 	if err != nil {
 		return err
 	}
+	var lw *logWriter
+	if opts.OnLogs != nil {
+		lw = newLogWriter(w)
+	}
 	for w.step() {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -132,6 +142,13 @@ func (s *Simulator) Run(ctx context.Context, app storage.AppendableV2, opts RunO
 		}
 		if err := appendRound(ctx, app, &w.out); err != nil {
 			return fmt.Errorf("append scrape at %s: %w", at.Format(time.RFC3339), err)
+		}
+		if lw != nil {
+			if ld := lw.round(at); ld.LogRecordCount() > 0 {
+				if err := opts.OnLogs(ctx, ld); err != nil {
+					return fmt.Errorf("logs at %s: %w", at.Format(time.RFC3339), err)
+				}
+			}
 		}
 		if opts.OnScrape != nil {
 			sc := Scrape{At: at, Index: w.k - 1, Rounds: w.ticks + 1, Targets: w.out.targets, Samples: len(w.out.samples)}

@@ -94,6 +94,9 @@ type gpuState struct {
 	xid                    float64 // sticky: the last XID
 	// xids are the XIDs raised since dcgm-exporter last read them.
 	xids []float64
+	// kernelXIDs are the XIDs raised since the kernel log was last
+	// written (logs.go); at most maxKernelXIDs when no one writes it.
+	kernelXIDs []float64
 	// nvlinkErrs are the NVLink CRC flit, CRC data, replay and recovery
 	// error counts over all links.
 	nvlinkErrs      [4]float64
