@@ -9,6 +9,9 @@
 // their simulated traces, turned into span metrics and the service graph
 // by internal/spanmetrics in simulated time, as `vigil serve` does with
 // the traces it receives (RequestPath, which `vigil demo` uses too).
+// Every cluster run also feeds its logs (kernel XIDs, NCCL watchdog
+// timeouts, OOM kills) through internal/logsignals into its store after
+// each scrape round (NewLogSignals, used by `vigil demo` too).
 //
 // It does not own the engine: it takes one through DiagnoseFunc, so that
 // tests give it a fake and `vigil eval` the real internal/diagnose engine.

@@ -181,7 +181,11 @@ func runCase(ctx context.Context, c Case, opts Options) (_ *CaseResult, err erro
 			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
 		}
 	}()
-	if err := gen.Run(ctx, st, sim.RunOptions{Clock: clock}); err != nil {
+	ropts, err := runOptions(gen, st, clock)
+	if err != nil {
+		return nil, err
+	}
+	if err := gen.Run(ctx, st, ropts); err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
 	end := clock.Now()
