@@ -148,7 +148,13 @@ func runDemo(ctx context.Context, e *env, f demoFlags, name string) error {
 			return d.onScrape(ctx, sc)
 		}
 	}
-	if err := s.Run(ctx, st, sim.RunOptions{Clock: clock, OnScrape: onScrape}); err != nil {
+	// The cluster's logs (kernel XIDs, NCCL timeouts, OOM kills) become
+	// log-derived counters, as `vigil serve` does with the logs it receives.
+	ls, err := eval.NewLogSignals(st, clock.Now, logger)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	if err := s.Run(ctx, st, sim.RunOptions{Clock: clock, OnScrape: onScrape, OnLogs: ls.ConsumeLogs}); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	rep, err := eng.Diagnose(ctx, st, clock.Now())
