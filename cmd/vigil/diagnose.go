@@ -41,7 +41,11 @@ with its evidence, a calibrated confidence and what to do. Problems with no
 symptom yet (a GPU held but idle, a part degrading) are findings.
 
 The data comes from files (--input, OpenMetrics or Prometheus text, .gz too,
-"-" for standard input; samples without a timestamp are taken at --at), from
+"-" for standard input; samples without a timestamp are taken at --at; OTLP
+JSON, one export request per line as the Collector's file exporter writes
+it: metrics through Prometheus's translation, traces as the span metrics and
+service graph vigil serve derives from them, logs as its log-derived
+counters — NCCL timeouts, XIDs, OOM kills, HTTP 5xx), from
 any Prometheus-compatible API (--prometheus URL: Prometheus, Thanos, Mimir,
 VictoriaMetrics; raw samples are fetched and evaluated locally) or from a
 running Vigil (--server URL). --at is the evaluation time (RFC 3339 or Unix

@@ -388,16 +388,15 @@ func FuzzDiagnoseInput(f *testing.F) {
 	})
 }
 
-// TestDiagnoseOTLPInput: the request path's OTLP traces and logs given as
-// --input are skipped with a warning; the metrics still diagnose.
-func TestDiagnoseOTLPInput(t *testing.T) {
-	dir := t.TempDir()
-	d := writeDump(t, dir, "nvlink_degraded", smallCluster(1))
-	sc, err := sim.ParseScenario("nvlink_degraded")
+// writeRequestPath writes a scenario's request path as `vigil simulate`
+// does: OTLP JSON traces and logs, one export request per line.
+func writeRequestPath(t *testing.T, dir, scenario string, cfg sim.Config) (traces, logs string, truth []sim.Fault) {
+	t.Helper()
+	sc, err := sim.ParseScenario(scenario)
 	require.NoError(t, err)
-	s, err := sim.New(smallCluster(1), sc)
+	s, err := sim.New(cfg, sc)
 	require.NoError(t, err)
-	traces, logs := filepath.Join(dir, "traces.otlp.json"), filepath.Join(dir, "logs.otlp.json")
+	traces, logs = filepath.Join(dir, "traces.otlp.json"), filepath.Join(dir, "logs.otlp.json")
 	tf, err := os.Create(traces)
 	require.NoError(t, err)
 	lf, err := os.Create(logs)
@@ -405,9 +404,37 @@ func TestDiagnoseOTLPInput(t *testing.T) {
 	require.NoError(t, s.WriteRequestPath(tf, lf))
 	require.NoError(t, tf.Close())
 	require.NoError(t, lf.Close())
+	return traces, logs, s.Truth()
+}
 
+// TestDiagnoseOTLPInput: the request path's OTLP traces and logs given as
+// --input are read as serve reads them (span metrics, service graph,
+// log-derived counters), not skipped; the metrics still diagnose.
+func TestDiagnoseOTLPInput(t *testing.T) {
+	dir := t.TempDir()
+	d := writeDump(t, dir, "nvlink_degraded", smallCluster(1))
+	traces, logs, _ := writeRequestPath(t, dir, "nvlink_degraded", smallCluster(1))
 	rep, r := diagnoseJSON(t, "--input", d.path, "--input", traces, "--input", logs)
 	requireNames(t, rep, d.truth[0])
-	require.Contains(t, r.stderr, "skipped "+traces+": OTLP traces or logs")
-	require.Contains(t, r.stderr, "skipped "+logs+": OTLP traces or logs")
+	require.NotContains(t, r.stderr, "skipped")
+}
+
+// TestDiagnoseOTLPRequestPath: a fault only the request path shows,
+// diagnosed offline from `vigil simulate`'s three files: the metrics, and
+// the traces and logs the derived span metrics and service graph come
+// from. Without the traces it is not found.
+func TestDiagnoseOTLPRequestPath(t *testing.T) {
+	cfg := smallCluster(2)
+	cfg.Duration = 30 * time.Minute
+	for _, scenario := range []string{"tenant_failure", "dependency_slow"} {
+		t.Run(scenario, func(t *testing.T) {
+			dir := t.TempDir()
+			d := writeDump(t, dir, scenario, cfg)
+			traces, logs, truth := writeRequestPath(t, dir, scenario, cfg)
+			rep, _ := diagnoseJSON(t, "--input", d.path, "--input", traces, "--input", logs)
+			requireNames(t, rep, truth[0])
+			rep, _ = diagnoseJSON(t, "--input", d.path)
+			require.True(t, rep.Healthy, "the metrics alone show nothing")
+		})
+	}
 }

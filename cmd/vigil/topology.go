@@ -128,6 +128,7 @@ func openSource(ctx context.Context, e *env, cmd string, f sourceFlags, at time.
 		return r, at, r.Close, nil
 	}
 	opts := fileimport.DefaultOptions(e.now())
+	opts.DeriveFromOTLP = true
 	if !at.IsZero() {
 		opts.DefaultTime = at
 	}

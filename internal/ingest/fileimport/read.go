@@ -55,6 +55,10 @@ type Options struct {
 	MaxLabelNameLength  int
 	MaxLabelValueLength int
 	MaxLabels           int
+	// DeriveFromOTLP reads OTLP JSON traces and logs as the series `vigil
+	// serve` derives from them (span metrics and the service graph, the
+	// log-derived counters); unset, they are ErrOTLPNotMetrics.
+	DeriveFromOTLP bool
 }
 
 // DefaultOptions returns the defaults; samples without a timestamp are taken
@@ -111,11 +115,18 @@ func Read(name string, r io.Reader, opts Options) (*File, error) {
 	if sig := otlpSignal(data); sig != "" {
 		// OTLP JSON (the Collector's file exporter): metrics are translated
 		// as Prometheus's OTLP endpoint does; traces and logs are not
-		// metrics.
-		if sig != otlpMetrics {
+		// metrics, but what serve derives from them is (otlp_derive.go).
+		switch {
+		case sig == otlpMetrics:
+			data, _, err = otlpToOpenMetrics(name, data)
+		case !opts.DeriveFromOTLP:
 			return nil, fmt.Errorf("%s: %w (%s)", name, ErrOTLPNotMetrics, sig)
+		case sig == otlpSpans:
+			data, err = otlpTracesToOpenMetrics(name, data)
+		default:
+			data, err = otlpLogsToOpenMetrics(name, data)
 		}
-		if data, _, err = otlpToOpenMetrics(name, data); err != nil {
+		if err != nil {
 			return nil, err
 		}
 		opts.Format = FormatOpenMetrics

@@ -1,0 +1,128 @@
+package fileimport
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// tracesLine is one export request: gateway calls vector-db, which takes
+// dbMs of its caller's 100 ms.
+func tracesLine(t *testing.T, at time.Time, seq byte, dbMs int) []byte {
+	td := ptrace.NewTraces()
+	tid := pcommon.TraceID{1, seq}
+	span := func(service, name string, kind ptrace.SpanKind, id, parent byte, start, end time.Duration) {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", service)
+		s := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		s.SetName(name)
+		s.SetKind(kind)
+		s.SetTraceID(tid)
+		s.SetSpanID(pcommon.SpanID{seq, id})
+		if parent != 0 {
+			s.SetParentSpanID(pcommon.SpanID{seq, parent})
+		}
+		s.SetStartTimestamp(pcommon.NewTimestampFromTime(at.Add(start)))
+		s.SetEndTimestamp(pcommon.NewTimestampFromTime(at.Add(end)))
+	}
+	span("gateway", "POST /v1/chat", ptrace.SpanKindServer, 1, 0, 0, 100*time.Millisecond)
+	span("gateway", "search", ptrace.SpanKindClient, 2, 1, 10*time.Millisecond, time.Duration(10+dbMs)*time.Millisecond)
+	span("vector-db", "search", ptrace.SpanKindServer, 3, 2, 11*time.Millisecond, time.Duration(9+dbMs)*time.Millisecond)
+	b, err := (&ptrace.JSONMarshaler{}).MarshalTraces(td)
+	require.NoError(t, err)
+	return b
+}
+
+// logsLine is one export request of a node's kernel log.
+func logsLine(t *testing.T, at time.Time, bodies ...string) []byte {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("k8s.node.name", "gpu-node-03")
+	lrs := rl.ScopeLogs().AppendEmpty().LogRecords()
+	for _, b := range bodies {
+		lr := lrs.AppendEmpty()
+		lr.SetTimestamp(pcommon.NewTimestampFromTime(at))
+		lr.Body().SetStr(b)
+	}
+	b, err := (&plog.JSONMarshaler{}).MarshalLogs(ld)
+	require.NoError(t, err)
+	return b
+}
+
+func deriveOptions(at time.Time) Options {
+	o := DefaultOptions(at)
+	o.DeriveFromOTLP = true
+	return o
+}
+
+// TestReadOTLPTracesDerived: OTLP JSON traces read as the span metrics
+// and service graph `vigil serve` writes from them, each line's at its
+// newest span end.
+func TestReadOTLPTracesDerived(t *testing.T) {
+	at := time.Date(2026, 11, 12, 2, 0, 0, 0, time.UTC)
+	var in bytes.Buffer
+	for i := range 3 {
+		in.Write(tracesLine(t, at.Add(time.Duration(i)*time.Minute), byte(i+1), 40))
+		in.WriteByte('\n')
+	}
+	f, err := Read("t.otlp.json", &in, deriveOptions(at))
+	require.NoError(t, err)
+	require.Equal(t, FormatOpenMetrics, f.Format)
+	text := string(f.data)
+	require.True(t, strings.Contains(text, `traces_span_metrics_calls_total{`), `traces_span_metrics_calls_total{`)
+	require.True(t, strings.Contains(text, `service_name="vector-db"`), `service_name="vector-db"`)
+	require.True(t, strings.Contains(text, `traces_service_graph_request_total{client="gateway"`), `traces_service_graph_request_total{client="gateway"`)
+	require.True(t, strings.Contains(text, `server="vector-db"`), `server="vector-db"`)
+	// The last line's flush is at its newest span end: 02:02:00.100.
+	require.True(t, strings.Contains(text, " 1794448920.100\n"), "no sample at the last line's newest span end")
+	require.Equal(t, at.Add(2*time.Minute+100*time.Millisecond).UnixMilli(), f.MaxT)
+
+	// Without the option, still the typed error the other commands skip.
+	_, err = Read("t.otlp.json", bytes.NewReader(tracesLine(t, at, 1, 40)), DefaultOptions(at))
+	require.ErrorIs(t, err, ErrOTLPNotMetrics)
+}
+
+// TestReadOTLPLogsDerived: OTLP JSON logs read as the log-derived counters;
+// a line that matches nothing adds nothing.
+func TestReadOTLPLogsDerived(t *testing.T) {
+	at := time.Date(2026, 11, 12, 2, 0, 0, 0, time.UTC)
+	in := bytes.Join([][]byte{
+		logsLine(t, at, "systemd[1]: Started Session 4 of user root."),
+		logsLine(t, at.Add(time.Minute), "NVRM: Xid (PCI:0000:3b:00): 74, pid=48211, name=pt_main_thread, NVLink: fatal error detected on link 4"),
+		logsLine(t, at.Add(2*time.Minute), "NVRM: Xid (PCI:0000:3b:00): 74, pid=48211, name=pt_main_thread, NVLink: fatal error detected on link 5"),
+	}, []byte("\n"))
+	f, err := Read("l.otlp.json", bytes.NewReader(in), deriveOptions(at))
+	require.NoError(t, err)
+	text := string(f.data)
+	require.Contains(t, text, `vigil_log_xid_total{node="gpu-node-03",pci="0000:3b:00",xid="74"} 2 1794448920`)
+	require.Contains(t, text, `vigil_log_xid_total{node="gpu-node-03",pci="0000:3b:00",xid="74"} 1 1794448860`)
+	require.Contains(t, text, `vigil_log_events_total{event="xid",node="gpu-node-03"} 2`)
+	require.NotContains(t, text, "systemd")
+}
+
+// TestReadOTLPDerivedBad: a broken line is named by file and line; a file
+// with no timed span or record holds no samples.
+func TestReadOTLPDerivedBad(t *testing.T) {
+	at := time.Date(2026, 11, 12, 2, 0, 0, 0, time.UTC)
+	in := append(tracesLine(t, at, 1, 40), []byte("\n{\"resourceSpans\": [{\"bad\n")...)
+	_, err := Read("t.json", bytes.NewReader(in), deriveOptions(at))
+	require.ErrorContains(t, err, "t.json:2: OTLP traces JSON")
+	in = append(logsLine(t, at, "x"), []byte("\n{\"resourceLogs\": 7}\n")...)
+	_, err = Read("l.json", bytes.NewReader(in), deriveOptions(at))
+	require.ErrorContains(t, err, "l.json:2: OTLP logs JSON")
+
+	ld := plog.NewLogs()
+	ld.ResourceLogs().AppendEmpty().ScopeLogs().AppendEmpty().LogRecords().AppendEmpty().Body().SetStr("NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.")
+	b, err := (&plog.JSONMarshaler{}).MarshalLogs(ld)
+	require.NoError(t, err)
+	f, err := Read("l.json", bytes.NewReader(b), deriveOptions(at))
+	require.NoError(t, err)
+	require.Zero(t, f.Samples)
+	require.True(t, strings.HasSuffix(string(f.data), "# EOF\n"))
+}
