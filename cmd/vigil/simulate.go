@@ -60,10 +60,14 @@ inject a scenario's faults, and write:
   DIR/logs.otlp.json    its OTLP logs, the same way
   DIR/truth.json        the injected faults: kind, entity, onset, severity
   DIR/decoys.json       the benign events every run holds
+  DIR/cluster-logs.otlp.json  the cluster's OTLP logs: kernel logs (XIDs, OOM
+                        kills), the training ranks' output (NCCL timeouts),
+                        Kubernetes events
 
 Scenarios are healthy, a cause kind (nvlink_degraded), a variant
 (nvlink_degraded/subtle) or two faults at once (KIND+KIND); --list prints the
-named ones. Each fault's onset is drawn between 40% and 65% of the run unless
+named ones. vigil diagnose --input reads all of them but truth and decoys.
+Each fault's onset is drawn between 40% and 65% of the run unless
 --onset sets it; its node and GPU are drawn unless --node and --gpu pin the
 first fault's. The same flags give the same bytes.`,
 		Args: cobra.NoArgs,
@@ -149,7 +153,8 @@ func runSimulate(cmd *cobra.Command, e *env, f simulateFlags) error {
 		return fmt.Errorf("simulate: %w", err)
 	}
 	name := func(n string) string { return filepath.Join(f.out, n) }
-	files := []string{name("metrics.om"), name("traces.otlp.json"), name("logs.otlp.json"), name("truth.json"), name("decoys.json")}
+	files := []string{name("metrics.om"), name("traces.otlp.json"), name("logs.otlp.json"), name("truth.json"), name("decoys.json"),
+		name("cluster-logs.otlp.json")}
 	err = writeAtomic(files[:1], func(w []io.Writer) error { return s.WriteOpenMetrics(cmd.Context(), w[0]) })
 	if err == nil {
 		err = writeAtomic(files[1:3], func(w []io.Writer) error { return s.WriteRequestPath(w[0], w[1]) })
@@ -158,7 +163,10 @@ func runSimulate(cmd *cobra.Command, e *env, f simulateFlags) error {
 		err = writeAtomic(files[3:4], func(w []io.Writer) error { return writeJSON(w[0], s.Truth()) })
 	}
 	if err == nil {
-		err = writeAtomic(files[4:], func(w []io.Writer) error { return writeJSON(w[0], s.Decoys()) })
+		err = writeAtomic(files[4:5], func(w []io.Writer) error { return writeJSON(w[0], s.Decoys()) })
+	}
+	if err == nil {
+		err = writeAtomic(files[5:], func(w []io.Writer) error { return s.WriteLogs(cmd.Context(), w[0]) })
 	}
 	if err != nil {
 		return fmt.Errorf("simulate: %w", err)
@@ -204,7 +212,8 @@ func simulateMicroservices(cmd *cobra.Command, e *env, f simulateFlags, start ti
 		return fmt.Errorf("simulate: %w", err)
 	}
 	name := func(n string) string { return filepath.Join(f.out, n) }
-	files := []string{name("metrics.om"), name("traces.otlp.json"), name("logs.otlp.json"), name("truth.json"), name("decoys.json")}
+	files := []string{name("metrics.om"), name("traces.otlp.json"), name("logs.otlp.json"), name("truth.json"), name("decoys.json"),
+		name("cluster-logs.otlp.json")}
 	err = writeAtomic(files[:1], func(w []io.Writer) error { return g.WriteOpenMetrics(cmd.Context(), w[0]) })
 	if err == nil {
 		err = writeAtomic(files[1:3], func([]io.Writer) error { return nil })

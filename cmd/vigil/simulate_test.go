@@ -94,8 +94,8 @@ func TestSimulateWrites(t *testing.T) {
 	require.Equal(t, om, again)
 	rep := decodeOne[simulateReport](t, r.stdout)
 	require.Equal(t, "nvlink_degraded", rep.Scenario)
-	require.Len(t, rep.Files, 5)
-	for _, name := range []string{"traces.otlp.json", "logs.otlp.json"} {
+	require.Len(t, rep.Files, 6)
+	for _, name := range []string{"traces.otlp.json", "logs.otlp.json", "cluster-logs.otlp.json"} {
 		raw, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)
 		require.True(t, strings.HasPrefix(string(raw), `{"resource`), "%s: %.80s", name, raw)

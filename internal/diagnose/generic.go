@@ -189,16 +189,24 @@ func likeliestChange(series [][]float64) (int, bool) {
 }
 
 // genericBaseline is a series' robust level and scale before the onset.
-// A series that did not move at all there (an error counter at zero) gets
-// scale 1 in its own unit, as RobustScaler does, rather than the floor: a
-// few errors are not a million spreads.
+// A series that did not move at all there gets a scale of flatShare of its
+// level (a ratio held at 1 that falls to 0.7 moved six spreads), or 1 in
+// its own unit at a level of zero, as RobustScaler does, rather than the
+// floor: a few errors are not a million spreads.
 func genericBaseline(pre []float64) detect.Baseline {
 	b := detect.NewBaseline(pre, genericFloor)
 	if detect.Quantile(pre, 0.75) == detect.Quantile(pre, 0.25) {
-		b.Scale = max(1, genericFloor.Rel*math.Abs(b.Median))
+		b.Scale = 1
+		if b.Median != 0 {
+			b.Scale = flatShare * math.Abs(b.Median)
+		}
 	}
 	return b
 }
+
+// flatShare is the scale of a series that held still before the onset, as
+// a share of its level.
+const flatShare = 0.05
 
 // shortName writes a series as its metric name and the labels that tell
 // it from the entity's other series (not the target's).

@@ -23,9 +23,10 @@ import (
 //     out-of-memory, an XID, an NCCL error) — the rank that likely broke
 //     it. The causes themselves come from their hypotheses: an XID the
 //     kernel logged is an XID (hyp_xid.go), an OOM kill is below.
-//   - The kernel's OOM kills: a pod's is pod_oom_killed, sooner than
-//     kube-state-metrics' restart and without its stale last reason; one
-//     that names no pod is node_memory_pressure on its node.
+//   - OOM kills: a pod's is pod_oom_killed, sooner than kube-state-
+//     metrics' restart and without its stale last reason; the kernel's
+//     killer acting for the whole host (system_oom) is node_memory_pressure
+//     on its node.
 //   - HTTP 5xx lines of a service the request path (span metrics) does
 //     not cover: error_rate_high when their count per step rises well
 //     above its earlier level.
@@ -90,40 +91,67 @@ func (an *analysis) inJob(j *trainJob, r logRise) bool {
 	return r.node != "" && slices.Contains(j.nodes, r.node)
 }
 
-// firstJobError is the earliest error the job's ranks or nodes logged no
-// later than the first timeout: the rank whose failure the others waited
-// for.
+// firstJobError is the earliest error the job's ranks or nodes logged in
+// the ncclErrorLookback before the first timeout, up to it: the rank whose
+// failure the others waited for. Of errors logged in the same step, the
+// one that says most wins (an XID over the CUDA error it causes). An XID
+// that is an event rather than a fault (63, a row remapped) is no such
+// error.
 func (an *analysis) firstJobError(rs []logRise, j *trainJob, upto int) (logRise, bool) {
+	from := upto - int(ncclErrorLookback/an.v.step)
+	var best logRise
+	found := false
 	for _, r := range rs { // ordered by first step
-		if r.first > upto {
+		if r.first > upto || found && r.first > best.first {
 			break
 		}
-		switch r.event {
-		case logNCCLError, logCUDAError, logCUDAOOM, logOOMKilled, logXID, logFellOffTheBus:
-		default:
+		p := errorPriority[r.event]
+		if r.first < from || p == 0 {
 			continue
 		}
+		if r.event == logXID {
+			if x, ok := an.v.e.opts.Catalog.XID(r.xid); ok && xidStrength(x.Severity) < 0.5 {
+				continue
+			}
+		}
 		// An XID line is the node's: the kernel's log names no pod.
-		if an.inJob(j, r) || r.pod == "" && slices.Contains(j.nodes, r.node) {
-			return r, true
+		if !an.inJob(j, r) && (r.pod != "" || !slices.Contains(j.nodes, r.node)) {
+			continue
+		}
+		if !found || p > errorPriority[best.event] {
+			best, found = r, true
 		}
 	}
-	return logRise{}, false
+	return best, found
 }
 
-// hypLoggedOOM: the kernel's OOM kills. One in a pod is pod_oom_killed
-// (direct: the kernel says so); one that names no pod is memory pressure
-// on its node.
+// errorPriority ranks the errors that can break a collective by how much
+// they say (0: not one).
+var errorPriority = map[string]int{
+	logXID: 5, logFellOffTheBus: 4, logOOMKilled: 3, logCUDAOOM: 2, logCUDAError: 2, logNCCLError: 1,
+}
+
+// ncclErrorLookback is how long before the first NCCL timeout an error
+// can have caused it: the watchdog's timeout (PyTorch's default is ten
+// minutes) and some.
+const ncclErrorLookback = 15 * time.Minute
+
+// hypLoggedOOM: the OOM kills logs report. One in a pod's own records
+// (a Kubernetes event, the runtime's) is pod_oom_killed: direct, the
+// kernel or the kubelet says so. The kernel's killer acting for the whole
+// host (system_oom) is memory pressure on its node; a container's memory
+// limit ("Memory cgroup out of memory") names no pod in the kernel's line
+// and is left to the restart it causes (hyp_pod.go).
 func hypLoggedOOM(ctx context.Context, an *analysis) ([]*candidate, error) {
 	rs, err := an.logRises(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var out []*candidate
-	for _, r := range risesOf(rs, logOOMKilled) {
+	for _, r := range rs {
 		var c *candidate
 		switch {
-		case r.pod != "":
+		case r.event == logOOMKilled && r.pod != "":
 			c = an.podCandidate(KindPodOOMKilled, r.ns, r.pod)
 			if r.node != "" && !slices.Contains(c.nodes, r.node) {
 				c.nodes = append(c.nodes, r.node)
@@ -131,7 +159,7 @@ func hypLoggedOOM(ctx context.Context, an *analysis) ([]*candidate, error) {
 			c.strength, c.direct = 0.85, true
 			c.headline = fmt.Sprintf("%s/%s OOMKilled", r.ns, r.pod)
 			c.action = fmt.Sprintf("raise the memory limit of %s/%s or lower its batch/context size (--max-num-seqs, --max-model-len)", r.ns, r.pod)
-		case r.node != "":
+		case r.event == logSystemOOM && r.node != "":
 			c = an.nodeCandidate(KindNodeMemoryPressure, r.node)
 			c.strength, c.direct = 0.7, true
 			c.headline = fmt.Sprintf("%s memory pressure (OOM killer)", r.node)

@@ -25,6 +25,7 @@ const (
 	logCUDAError     = "cuda_error"
 	logCUDAOOM       = "cuda_oom"
 	logOOMKilled     = "oom_killed"
+	logSystemOOM     = "system_oom"
 	logHTTP5xx       = "http_5xx"
 	logFellOffTheBus = "gpu_fell_off_bus"
 	// logXID is the event of vigil_log_xid_total's series.

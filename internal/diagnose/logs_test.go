@@ -168,6 +168,15 @@ func TestDiagnoseNCCLTimeouts(t *testing.T) {
 	}
 	require.True(t, diagnoseAt(t, run.st, timeout.Add(-time.Minute)).Healthy, "nothing before the timeouts")
 
+	// Neither an XID that is an event (63) nor an error long before the
+	// timeouts is the rank that broke the collective.
+	for _, node := range ranks {
+		logCounter(t, run.st, labels.FromStrings("__name__", "vigil_log_xid_total", "node", node, "xid", "63", "pci", "0000:3b:00"),
+			timeout.Add(-time.Minute))
+		break
+	}
+	logCounter(t, run.st, labels.FromStrings("__name__", "vigil_log_events_total", "event", "cuda_error",
+		"namespace", sim.TrainingNamespace, "node", ranks[culprit], "pod", culprit), timeout.Add(-16*time.Minute))
 	logCounter(t, run.st, labels.FromStrings("__name__", "vigil_log_events_total", "event", "cuda_oom",
 		"namespace", sim.TrainingNamespace, "node", ranks[culprit], "pod", culprit), timeout.Add(-2*time.Minute))
 	rep := diagnoseAt(t, run.st, run.end)
@@ -193,17 +202,24 @@ func TestDiagnoseNCCLTimeouts(t *testing.T) {
 	require.GreaterOrEqual(t, c.Confidence, 0.5)
 }
 
-// TestDiagnoseLoggedOOMOnNode: a kernel OOM kill that names no pod is
-// memory pressure on its node, a finding without a symptom.
+// TestDiagnoseLoggedOOMOnNode: the kernel's OOM killer acting for the
+// whole host (system_oom) is memory pressure on its node, a finding
+// without a symptom; a container's limit the kernel enforced (oom_killed
+// with no pod) is not.
 func TestDiagnoseLoggedOOMOnNode(t *testing.T) {
 	start := time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)
 	end := start.Add(30 * time.Minute)
 	st, err := store.OpenEmbedded(store.DefaultEmbeddedConfig(t.TempDir()), func() time.Time { return end }, nil, nil)
 	require.NoError(t, err)
 	defer st.Close()
-	logCounter(t, st, labels.FromStrings("__name__", "vigil_log_events_total", "event", "oom_killed", "node", "cpu-node-2"),
-		start.Add(20*time.Minute), start.Add(21*time.Minute))
+	logCounter(t, st, labels.FromStrings("__name__", "vigil_log_events_total", "event", "oom_killed", "node", "cpu-node-1"),
+		start.Add(20*time.Minute))
 	rep := diagnoseAt(t, st, end)
+	require.True(t, rep.Healthy, brief(rep))
+
+	logCounter(t, st, labels.FromStrings("__name__", "vigil_log_events_total", "event", "system_oom", "node", "cpu-node-2"),
+		start.Add(20*time.Minute), start.Add(21*time.Minute))
+	rep = diagnoseAt(t, st, end)
 	require.Len(t, rep.Findings, 1, brief(rep))
 	f := rep.Findings[0]
 	require.Equal(t, diagnose.KindNodeMemoryPressure, f.Kind)

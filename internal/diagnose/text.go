@@ -82,8 +82,11 @@ func writeCauses(bw *bufio.Writer, title string, cs []Cause, paint func(code, s 
 			fmt.Fprintf(bw, "  since %s", c.Since.UTC().Format(time.TimeOnly))
 		}
 		fmt.Fprintf(bw, "\n     %s\n", c.Summary)
-		if len(c.Evidence) > 0 {
-			e := c.Evidence[0]
+		for j, e := range c.Evidence {
+			if j == maxTextEvidence {
+				fmt.Fprintf(bw, "               … and %d more\n", len(c.Evidence)-j)
+				break
+			}
 			fmt.Fprintf(bw, "     evidence: %s: %s\n", e.Signal, e.Summary)
 		}
 		if c.Action != "" {
@@ -91,6 +94,10 @@ func writeCauses(bw *bufio.Writer, title string, cs []Cause, paint func(code, s 
 		}
 	}
 }
+
+// maxTextEvidence is how many lines of evidence the page gives a cause
+// (the metric and the log that show the same fault, say).
+const maxTextEvidence = 3
 
 // formatEntity writes an entity as key=value pairs, widest key first.
 func formatEntity(e Entity) string {

@@ -23,7 +23,7 @@ func pageReport() *diagnose.Report {
 	at := time.Date(2026, 11, 12, 2, 50, 30, 0, time.UTC)
 	ts := func(h, m, s int) *time.Time { t := time.Date(2026, 11, 12, h, m, s, 0, time.UTC); return &t }
 	ev := func(signal, summary string) []diagnose.Evidence {
-		return []diagnose.Evidence{{Signal: signal, Query: signal + `{hostname="gpu-node-06"}`, Summary: summary}, {Signal: "second", Summary: "not shown"}}
+		return []diagnose.Evidence{{Signal: signal, Query: signal + `{hostname="gpu-node-06"}`, Summary: summary}, {Signal: "second", Summary: "shown"}, {Signal: "third", Summary: "shown"}, {Signal: "fourth", Summary: "not shown"}}
 	}
 	rep := &diagnose.Report{
 		At: at,
@@ -99,6 +99,7 @@ func TestWriteTextPage(t *testing.T) {
 	require.Contains(t, page, "action:   cordon gpu-node-06; restart the job on healthy nodes")
 	require.Contains(t, page, "… and 2 more (--json lists them all)")
 	require.NotContains(t, page, "seven", "the page shows five causes")
-	require.NotContains(t, page, "not shown", "one line of evidence each")
+	require.NotContains(t, page, "not shown", "three lines of evidence at most")
+	require.Contains(t, page, "     evidence: third: shown\n               … and 1 more\n")
 	require.Contains(t, page, "namespace=research pod=notebook-0 custom=x", "canonical keys first, then the others")
 }

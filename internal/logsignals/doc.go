@@ -13,8 +13,9 @@
 //	vigil_log_xid_total{node, xid, pci}
 //
 // event is one of nccl_timeout, nccl_error, cuda_error, cuda_oom,
-// oom_killed, xid, http_5xx, gpu_fell_off_bus. The entity comes from the
-// resource attributes: node is k8s.node.name, else host.name; namespace
+// oom_killed, xid, http_5xx, gpu_fell_off_bus, system_oom (an OOM kill
+// for the whole host, also counted as oom_killed). The entity comes from
+// the resource attributes: node is k8s.node.name, else host.name; namespace
 // k8s.namespace.name; pod k8s.pod.name; service service.name. An empty
 // one is left out. xid is the XID code, pci the GPU's PCI address as the
 // driver writes it ("0000:3b:00"). Config.MaxSeries bounds both families
@@ -78,8 +79,9 @@
 //     nccl_error, cuda_error, cuda_oom, oom_killed or XID the job's ranks
 //     or nodes logged before the timeouts.
 //   - oom_killed in a pod is pod_oom_killed (sooner than kube-state-
-//     metrics' restart, without its stale last reason); one with no pod is
-//     node_memory_pressure on its node.
+//     metrics' restart, without its stale last reason); system_oom (the
+//     kernel's killer acting for the whole host, not a container's memory
+//     limit) is node_memory_pressure on its node.
 //   - http_5xx of a service the service graph does not cover is
 //     error_rate_high when its count per step jumps.
 package logsignals

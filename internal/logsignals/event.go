@@ -29,12 +29,17 @@ const (
 	EventHTTP5xx
 	// EventGPUFellOffBus is a GPU that has fallen off the bus (also XID 79).
 	EventGPUFellOffBus
+	// EventSystemOOM is the kernel's OOM killer acting for the whole host
+	// ("Out of memory: Killed process", kubelet's "System OOM
+	// encountered"), not for one container's memory limit ("Memory cgroup
+	// out of memory"): memory pressure on the node. Also oom_killed.
+	EventSystemOOM
 
 	numEvents
 )
 
 var eventNames = [numEvents]string{
-	"nccl_timeout", "nccl_error", "cuda_error", "cuda_oom", "oom_killed", "xid", "http_5xx", "gpu_fell_off_bus",
+	"nccl_timeout", "nccl_error", "cuda_error", "cuda_oom", "oom_killed", "xid", "http_5xx", "gpu_fell_off_bus", "system_oom",
 }
 
 // String returns the event's name as in the event label.

@@ -136,6 +136,10 @@ func matchOOM(s string, m *Match) {
 		strings.Contains(s, "OOMKilled") ||
 		strings.Contains(s, "System OOM encountered, victim process") {
 		m.Events.Add(EventOOMKilled)
+		if strings.Contains(s, "System OOM encountered") && !strings.Contains(s, "CONSTRAINT_MEMCG") ||
+			strings.Contains(s, "Out of memory: Killed process") && !strings.Contains(s, "Memory cgroup") {
+			m.Events.Add(EventSystemOOM)
+		}
 		return
 	}
 	if sm := reOOMKill.FindStringSubmatchIndex(s); sm != nil && sm[2] < 0 {
