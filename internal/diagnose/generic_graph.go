@@ -122,9 +122,11 @@ func heldRise(v []float64, onset int, b detect.Baseline) float64 {
 
 // walk follows the calls down from start to the deepest anomalous callee:
 // at each service, the most anomalous of its callees whose anomaly began
-// no later than the service's own (walkSlack steps of slack). It returns
-// the path, start first.
-func (g *svcGraph) walk(start string, an map[string]callAnomaly) []string {
+// no later than the service's own (walkSlack steps of slack), and not
+// under load the service sends it (its requests rising with the
+// service's: the service's load is the reason). It returns the path,
+// start first.
+func (g *svcGraph) walk(start string, an, loads map[string]callAnomaly) []string {
 	path := []string{start}
 	for cur := start; ; {
 		next := ""
@@ -135,6 +137,9 @@ func (g *svcGraph) walk(start string, an map[string]callAnomaly) []string {
 			}
 			if own := an[cur]; own.start >= 0 && a.start > own.start+walkSlack {
 				continue // it went wrong after its caller: not the caller's reason
+			}
+			if lc, lo := loads[c], loads[cur]; lc.z >= walkZ && lo.z >= walkZ && lo.start >= 0 && lc.start+walkSlack >= lo.start {
+				continue // swamped by its caller's extra requests
 			}
 			if next == "" || a.z > an[next].z {
 				next = c
@@ -168,7 +173,11 @@ func (v *view) walkGraph(g *svcGraph, ranked []genericRanked, onset int, label s
 		return ranked
 	}
 	an := v.callAnomalies(g, onset)
-	path := g.walk(ranked[first].entity, an)
+	loads := v.loadAnomalies(g, onset)
+	if up := g.climb(ranked[first].entity, loads); len(up) > 1 {
+		return v.promoteLoad(g, ranked, first, up, loads, label)
+	}
+	path := g.walk(ranked[first].entity, an, loads)
 	if len(path) == 1 {
 		return ranked
 	}
