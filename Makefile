@@ -59,6 +59,7 @@ fuzz:
 	$(GO) test ./internal/drift -run '^$$' -fuzz '^FuzzParseDecimal$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/hops -run '^$$' -fuzz '^FuzzBreakdown$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/ingest/fileimport -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/ingest/fileimport -run '^$$' -fuzz '^FuzzReadOTLPDerived$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/ingest/otlp -run '^$$' -fuzz '^FuzzHTTPProto$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/ingest/otlp -run '^$$' -fuzz '^FuzzHTTPJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/ingest/push -run '^$$' -fuzz '^FuzzPushBody$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x

@@ -182,16 +182,8 @@ func (v *view) walkGraph(g *svcGraph, ranked []genericRanked, onset int, label s
 		return ranked
 	}
 	root := path[len(path)-1]
-	top := ranked[first].conf
-	ri := slices.IndexFunc(ranked, func(r genericRanked) bool { return r.entity == root })
-	if ri < 0 {
-		// The service has no series of its own (a database, an outside
-		// API): the graph is all there is of it.
-		ranked = append(ranked, genericRanked{genericScore: genericScore{entity: root, first: -1}})
-		ri = len(ranked) - 1
-	}
+	ranked, ri := promote(ranked, first, root)
 	r := &ranked[ri]
-	r.conf = math.Max(r.conf, top)
 	a := an[root]
 	r.evidence = append(r.evidence, v.callEvidence(root, a))
 	r.evidence = append(r.evidence, Evidence{Signal: graphRequests,
@@ -215,6 +207,20 @@ func (v *view) walkGraph(g *svcGraph, ranked []genericRanked, onset int, label s
 		}
 	}
 	return ranked
+}
+
+// promote gives root the confidence of the entity ranked first (adding
+// it when it has no series of its own: a database or an outside API the
+// graph is all there is of) and returns its index.
+func promote(ranked []genericRanked, first int, root string) ([]genericRanked, int) {
+	top := ranked[first].conf
+	ri := slices.IndexFunc(ranked, func(r genericRanked) bool { return r.entity == root })
+	if ri < 0 {
+		ranked = append(ranked, genericRanked{genericScore: genericScore{entity: root, first: -1}})
+		ri = len(ranked) - 1
+	}
+	ranked[ri].conf = math.Max(ranked[ri].conf, top)
+	return ranked, ri
 }
 
 // upstream tells whether svc's trouble is root's effect: it reaches root

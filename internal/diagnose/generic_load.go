@@ -88,14 +88,8 @@ func (g *svcGraph) climb(start string, loads map[string]callAnomaly) []string {
 // load rose with it keep walkCallerShare of theirs.
 func (v *view) promoteLoad(g *svcGraph, ranked []genericRanked, first int, path []string, loads map[string]callAnomaly, label string) []genericRanked {
 	root := path[len(path)-1]
-	top := ranked[first].conf
-	ri := slices.IndexFunc(ranked, func(r genericRanked) bool { return r.entity == root })
-	if ri < 0 {
-		ranked = append(ranked, genericRanked{genericScore: genericScore{entity: root, first: -1}})
-		ri = len(ranked) - 1
-	}
+	ranked, ri := promote(ranked, first, root)
 	r := &ranked[ri]
-	r.conf = math.Max(r.conf, top)
 	a := loads[root]
 	r.evidence = append(r.evidence, v.loadEvidence(root, a), Evidence{Signal: graphRequests,
 		Query: fmt.Sprintf(`sum by (client, server) (rate(%s{server=~%q}[5m]))`, graphRequests, strings.Join(path, "|")),

@@ -46,25 +46,43 @@ func otlpTracesToOpenMetrics(name string, data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%s: span metrics: %w", name, err)
 	}
 	var um ptrace.JSONUnmarshaler
+	err = eachLine(name, "traces", data, func(line []byte) (time.Time, func() error, error) {
+		td, err := um.UnmarshalTraces(line)
+		if err != nil {
+			return time.Time{}, nil, err
+		}
+		return newestSpanEnd(td), func() error { return c.ConsumeTraces(context.Background(), td) }, nil
+	}, &now)
+	if err != nil {
+		return nil, err
+	}
+	return app.openMetrics(), nil
+}
+
+// eachLine decodes each line of an OTLP JSON file of a signal, moves the
+// clock *now to the line's newest time (it never goes back), and consumes
+// the line; a line with no time, before any line with one, is skipped:
+// nothing places it. Errors name the file and line.
+func eachLine(name, signal string, data []byte, decode func(line []byte) (time.Time, func() error, error), now *time.Time) error {
 	for i, line := range bytes.Split(data, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		td, err := um.UnmarshalTraces(line)
+		newest, consume, err := decode(line)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: OTLP traces JSON: %w", name, i+1, err)
+			return fmt.Errorf("%s:%d: OTLP %s JSON: %w", name, i+1, signal, err)
 		}
-		if t := newestSpanEnd(td); t.After(now) {
-			now = t
+		if newest.After(*now) {
+			*now = newest
 		}
 		if now.IsZero() {
-			continue // no span with a time: nothing to place
+			continue
 		}
-		if err := c.ConsumeTraces(context.Background(), td); err != nil {
-			return nil, fmt.Errorf("%s:%d: span metrics: %w", name, i+1, err)
+		if err := consume(); err != nil {
+			return fmt.Errorf("%s:%d: derive from OTLP %s: %w", name, i+1, signal, err)
 		}
 	}
-	return app.openMetrics(), nil
+	return nil
 }
 
 // newestSpanEnd is the latest end time of td's spans (zero if none has
@@ -119,23 +137,15 @@ func otlpLogsToOpenMetrics(name string, data []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%s: log signals: %w", name, err)
 	}
 	var um plog.JSONUnmarshaler
-	for i, line := range bytes.Split(data, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
+	err = eachLine(name, "logs", data, func(line []byte) (time.Time, func() error, error) {
 		ld, err := um.UnmarshalLogs(line)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: OTLP logs JSON: %w", name, i+1, err)
+			return time.Time{}, nil, err
 		}
-		if t := newestRecord(ld); t.After(now) {
-			now = t
-		}
-		if now.IsZero() {
-			continue // no record with a time: nothing to place
-		}
-		if err := c.ConsumeLogs(context.Background(), ld); err != nil {
-			return nil, fmt.Errorf("%s:%d: log signals: %w", name, i+1, err)
-		}
+		return newestRecord(ld), func() error { return c.ConsumeLogs(context.Background(), ld) }, nil
+	}, &now)
+	if err != nil {
+		return nil, err
 	}
 	return app.openMetrics(), nil
 }

@@ -14,7 +14,7 @@ import (
 
 // tracesLine is one export request: gateway calls vector-db, which takes
 // dbMs of its caller's 100 ms.
-func tracesLine(t *testing.T, at time.Time, seq byte, dbMs int) []byte {
+func tracesLine(t testing.TB, at time.Time, seq byte, dbMs int) []byte {
 	td := ptrace.NewTraces()
 	tid := pcommon.TraceID{1, seq}
 	span := func(service, name string, kind ptrace.SpanKind, id, parent byte, start, end time.Duration) {
@@ -40,7 +40,7 @@ func tracesLine(t *testing.T, at time.Time, seq byte, dbMs int) []byte {
 }
 
 // logsLine is one export request of a node's kernel log.
-func logsLine(t *testing.T, at time.Time, bodies ...string) []byte {
+func logsLine(t testing.TB, at time.Time, bodies ...string) []byte {
 	ld := plog.NewLogs()
 	rl := ld.ResourceLogs().AppendEmpty()
 	rl.Resource().Attributes().PutStr("k8s.node.name", "gpu-node-03")
@@ -125,4 +125,31 @@ func TestReadOTLPDerivedBad(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, f.Samples)
 	require.True(t, strings.HasSuffix(string(f.data), "# EOF\n"))
+}
+
+// FuzzReadOTLPDerived: OTLP JSON traces and logs read with DeriveFromOTLP
+// never panic; an error names the file (and, past the first bytes, a
+// line); what is accepted is OpenMetrics whose timestamps lie within the
+// options' bounds.
+//
+//	go test ./internal/ingest/fileimport -run '^$' -fuzz FuzzReadOTLPDerived -fuzztime 60s
+func FuzzReadOTLPDerived(f *testing.F) {
+	at := time.Date(2026, 11, 12, 2, 0, 0, 0, time.UTC)
+	f.Add(tracesLine(f, at, 1, 40))
+	f.Add(logsLine(f, at, "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."))
+	f.Add([]byte(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"zz","spanId":"01","endTimeUnixNano":"1"}]}]}]}`))
+	f.Add([]byte(`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"timeUnixNano":"99999999999999999999","body":{"stringValue":"Out of memory: Killed process 1 (a)"}}]}]}]}`))
+	f.Add([]byte("{\"resourceLogs\": 7}\n{\"resourceSpans\": []}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		opts := deriveOptions(at)
+		file, err := Read("x.json", bytes.NewReader(data), opts)
+		if err != nil {
+			require.True(t, strings.HasPrefix(err.Error(), "x.json"), "%v", err)
+			return
+		}
+		if file.Samples > 0 {
+			require.GreaterOrEqual(t, file.MinT, opts.MinTime.UnixMilli())
+			require.LessOrEqual(t, file.MaxT, opts.MaxTime.UnixMilli())
+		}
+	})
 }
