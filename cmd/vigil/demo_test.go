@@ -32,6 +32,10 @@ func TestDemo(t *testing.T) {
 	require.Regexp(t, `(?m)^  02:4\d:\d\d  gpu-node-06 NVLink degradation[^\n]*probable cause of training stall \(0\.\d\d\)$`, r.stderr)
 	require.Contains(t, r.stderr, "injected at 02:47:00: NVLink on gpu-node-06 GPU 3")
 	require.Regexp(t, `(?m)^  Vigil named it \S+ after the onset$`, r.stderr)
+	// One fault, one page: the job's stall and the NVLink preset's alert
+	// on the node share the rank-1 cause.
+	require.Equal(t, 1, strings.Count(r.stderr, "  PAGE  "), r.stderr)
+	require.Regexp(t, `(?m)^  02:4\d:\d\d  PAGE     training_stall namespace=ml-train workload=llm-pretrain — gpu-node-06 NVLink`, r.stderr)
 	require.NotContains(t, r.stderr, "goroutine ")
 }
 

@@ -69,6 +69,10 @@ func (w *Watcher) Cycle(ctx context.Context, at time.Time) error {
 		obs = append(obs, fromReport(rep, w.opts.FindingConfidence, w.ticketFiring)...)
 	}
 	obs = append(obs, w.fromRules(rep)...)
+	obs = onePagePerCause(obs, func(id string) bool {
+		i, ok := w.opts.Tracker.Get(id)
+		return ok && i.Firing()
+	})
 	changes, err := w.opts.Tracker.Observe(at, wall, obs)
 	if err != nil {
 		w.metrics.failures.Inc()
@@ -88,6 +92,38 @@ func (w *Watcher) Cycle(ctx context.Context, at time.Time) error {
 	w.metrics.duration.Observe(time.Since(began).Seconds())
 	w.metrics.last.Set(float64(at.UnixMilli()) / 1000)
 	return nil
+}
+
+// onePagePerCause keeps one page per rank-1 cause: a fault that shows as
+// several symptoms — the engine's stall of a job and a rule's NVLink alert
+// on its node, a node down under a training job and a model server —
+// pages once, the others' summaries added to it. The page kept is the one
+// whose incident is already open (so a second observer does not re-page
+// it), else the first (the engine's come before the rules'). Tickets and
+// pages without a cause stay as they are.
+func onePagePerCause(obs []incident.Observation, firing func(id string) bool) []incident.Observation {
+	out := make([]incident.Observation, 0, len(obs))
+	byCause := map[string]int{}
+	for _, o := range obs {
+		if o.Severity != incident.SeverityPage || len(o.Causes) == 0 {
+			out = append(out, o)
+			continue
+		}
+		k := incident.ID(o.Causes[0].Kind, o.Causes[0].Entity)
+		i, seen := byCause[k]
+		if !seen {
+			byCause[k] = len(out)
+			out = append(out, o)
+			continue
+		}
+		kept, other := out[i], o
+		if !firing(incident.ID(kept.Kind, kept.Entity)) && firing(incident.ID(o.Kind, o.Entity)) {
+			kept, other = o, out[i]
+		}
+		kept.Summary += "; also " + other.Summary
+		out[i] = kept
+	}
+	return out
 }
 
 // blind is the observation of a Vigil that receives nothing any more.

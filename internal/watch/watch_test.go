@@ -252,3 +252,32 @@ func TestRuleEntityDropsDevices(t *testing.T) {
 	e := ruleEntity(labels.FromStrings("alertname", "X", "namespace", "ml-train", "Hostname", "n6", "gpu", "3", "model_name", "m", "severity", "page"))
 	require.Equal(t, diagnose.Entity{"namespace": "ml-train", "node": "n6", "model": "m"}, e)
 }
+
+// TestOnePagePerCause: pages whose rank-1 cause is the same fault become
+// one (the engine's, or the one already open), with the other's summary;
+// tickets, pages of other causes and pages without a cause are kept.
+func TestOnePagePerCause(t *testing.T) {
+	nv := diagnose.Cause{Kind: "nvlink_degraded", Entity: diagnose.Entity{"node": "n6", "gpu": "3"}}
+	stall := incident.Observation{Kind: "training_stall", Entity: diagnose.Entity{"namespace": "ml", "workload": "llm"},
+		Severity: incident.SeverityPage, Summary: "llm stalled", Source: "engine", Causes: []diagnose.Cause{nv}}
+	rule := incident.Observation{Kind: "training_slowdown", Entity: diagnose.Entity{"node": "n6"},
+		Severity: incident.SeverityPage, Summary: "NVLink low on n6", Source: "rule:NVLinkBandwidthLow", Causes: []diagnose.Cause{nv}}
+	other := incident.Observation{Kind: "ttft_high", Entity: diagnose.Entity{"model": "m"}, Severity: incident.SeverityPage,
+		Summary: "slow", Causes: []diagnose.Cause{{Kind: "kv_cache_exhausted", Entity: diagnose.Entity{"model": "m"}}}}
+	bare := incident.Observation{Kind: "slo_burn", Entity: diagnose.Entity{"model": "x"}, Severity: incident.SeverityPage, Summary: "burn"}
+	tk := incident.Observation{Kind: "nvlink_degraded", Entity: nv.Entity, Severity: incident.SeverityTicket, Causes: []diagnose.Cause{nv}}
+
+	none := func(string) bool { return false }
+	got := onePagePerCause([]incident.Observation{stall, tk, rule, other, bare}, none)
+	require.Len(t, got, 4)
+	require.Equal(t, "training_stall", got[0].Kind)
+	require.Equal(t, "llm stalled; also NVLink low on n6", got[0].Summary)
+	require.Equal(t, []string{"nvlink_degraded", "ttft_high", "slo_burn"}, []string{got[1].Kind, got[2].Kind, got[3].Kind})
+
+	// The rule's page is open already: it stays the page.
+	ruleOpen := func(id string) bool { return id == incident.ID(rule.Kind, rule.Entity) }
+	got = onePagePerCause([]incident.Observation{stall, rule}, ruleOpen)
+	require.Len(t, got, 1)
+	require.Equal(t, "training_slowdown", got[0].Kind)
+	require.Equal(t, "NVLink low on n6; also llm stalled", got[0].Summary)
+}
