@@ -49,7 +49,7 @@ func openEvaluation(cfg config.Config, e *env, st *store.Embedded, addr net.Addr
 	if err != nil {
 		return nil, fmt.Errorf("evaluation: %w", err)
 	}
-	groups, err := sloGroups(context.Background(), ec, st, e.now(), logger)
+	groups, sloCheck, err := sloGroups(context.Background(), ec, st, e.now(), logger)
 	if err != nil {
 		return nil, err
 	}
@@ -69,13 +69,24 @@ func openEvaluation(cfg config.Config, e *env, st *store.Embedded, addr net.Addr
 		Source: st, Engine: eng, Groups: groups, Tracker: tr, Sender: snd,
 		Interval: time.Duration(ec.Interval), ResendInterval: time.Duration(cfg.Alerting.ResendInterval),
 		ExternalURL: ext, Now: e.now, FindingConfidence: ec.FindingConfidence,
-		Tasks:  []func(context.Context, time.Time) error{mon.Evaluate},
+		Tasks:  tasks(mon.Evaluate, sloCheck),
 		Logger: logger.With("component", "watch"), Registerer: reg,
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &evaluation{tracker: tr, watcher: w}, nil
+}
+
+// tasks lists the watcher's scheduled tasks, the nil ones left out.
+func tasks(fs ...func(context.Context, time.Time) error) []func(context.Context, time.Time) error {
+	var out []func(context.Context, time.Time) error
+	for _, f := range fs {
+		if f != nil {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // add runs the watcher in g.
@@ -126,33 +137,57 @@ func advertised(addr net.Addr) string {
 }
 
 // sloGroups returns the SLO rule groups the watcher evaluates: those of
-// the SLO file, or the built-in presets. SLOs of a file whose metrics the
-// store does not hold yet are named in a warning: a rule that can never
-// fire must not be silent.
-func sloGroups(ctx context.Context, ec config.EvaluationConfig, st *store.Embedded, now time.Time, logger *slog.Logger) ([]rulefmt.RuleGroup, error) {
+// the SLO file, or the built-in presets, and, for a file, the task that
+// checks its SLOs' metrics against the store: those it does not hold are
+// named in a warning (a rule that can never fire must not be silent). The
+// check runs at once when the store already holds sloCheckAfter of data
+// (a restart), else at the first evaluation sloCheckAfter after the start,
+// so that a fresh install does not warn about every SLO before its first
+// scrapes.
+func sloGroups(ctx context.Context, ec config.EvaluationConfig, st *store.Embedded, now time.Time, logger *slog.Logger) ([]rulefmt.RuleGroup, func(context.Context, time.Time) error, error) {
 	var spec *slo.Spec
+	var task func(context.Context, time.Time) error
 	switch {
 	case ec.SLOFile != "":
 		s, err := slo.ParseFile(ec.SLOFile)
 		if err != nil {
-			return nil, usageError{fmt.Errorf("evaluation.slo_file: %w", err)}
+			return nil, nil, usageError{fmt.Errorf("evaluation.slo_file: %w", err)}
 		}
 		spec = s
-		ws, err := slo.CheckMetrics(ctx, spec, slo.StoreLookup(st, now.Add(-time.Hour), now))
-		if err != nil {
-			logger.Warn("could not check the SLOs against the store", "err", err)
+		check := func(ctx context.Context, at time.Time) {
+			ws, err := slo.CheckMetrics(ctx, spec, slo.StoreLookup(st, at.Add(-time.Hour), at))
+			if err != nil {
+				logger.Warn("could not check the SLOs against the store", "err", err)
+			}
+			for _, w := range ws {
+				logger.Warn("SLO check: "+w.String(), "slo", w.SLO)
+			}
 		}
-		for _, w := range ws {
-			logger.Warn("SLO check: "+w.String(), "slo", w.SLO)
+		if oldest, err := st.DB().StartTime(); err == nil && now.Sub(time.UnixMilli(oldest)) >= sloCheckAfter {
+			check(ctx, now)
+			break
+		}
+		logger.Info("the SLO file's metrics are checked against the store once it holds data", "after", sloCheckAfter.String())
+		done := false
+		task = func(ctx context.Context, at time.Time) error {
+			if !done && at.Sub(now) >= sloCheckAfter {
+				done = true
+				check(ctx, at)
+			}
+			return nil
 		}
 	case ec.SLOPresets:
 		spec = slo.Presets()
 	default:
-		return nil, nil
+		return nil, nil, nil
 	}
 	groups, err := slo.Groups(spec)
 	if err != nil {
-		return nil, fmt.Errorf("evaluation: SLO rules: %w", err)
+		return nil, nil, fmt.Errorf("evaluation: SLO rules: %w", err)
 	}
-	return groups, nil
+	return groups, task, nil
 }
+
+// sloCheckAfter is how much data the store must hold before the SLO
+// file's metrics are checked against it: a few scrapes of every target.
+const sloCheckAfter = 10 * time.Minute
