@@ -57,7 +57,7 @@ func (an *analysis) loggedStall(ctx context.Context, j *trainJob) error {
 	for _, r := range timeouts {
 		ranks[cmp.Or(r.pod, r.node)] = true
 	}
-	words := fmt.Sprintf("NCCL watchdog timeouts in %d of %d ranks from %s", len(ranks), max(len(j.pods), len(ranks)), an.v.time(first).Format(time.TimeOnly))
+	words := fmt.Sprintf("NCCL watchdog timeouts in %d of %d pods from %s", len(ranks), max(len(j.pods), len(ranks)), an.v.time(first).Format(time.TimeOnly))
 	if culprit, ok := an.firstJobError(rs, j, first); ok {
 		where := culprit.node
 		if culprit.pod != "" {
