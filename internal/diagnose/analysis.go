@@ -86,6 +86,9 @@ func (an *analysis) run(ctx context.Context) error {
 	if err := an.findJobs(ctx); err != nil {
 		return err
 	}
+	if err := an.loggedOrphanStalls(ctx); err != nil {
+		return err
+	}
 	if err := an.findDeployments(ctx); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-obs/vigil/internal/catalog"
 	"github.com/vigil-obs/vigil/internal/detect"
+	"github.com/vigil-obs/vigil/internal/topology"
 )
 
 // What the diagnosis reads from the log-derived counters besides XIDs
@@ -80,6 +81,62 @@ func (an *analysis) loggedStall(ctx context.Context, j *trainJob) error {
 		nodes: j.nodes, pods: j.pods, workload: j.workload(),
 	})
 	return nil
+}
+
+// loggedOrphanStalls reads the NCCL timeouts of pods no training job the
+// metrics show holds (no GPU metrics at all, a job whose work was not
+// steady, logs shipped to Vigil while the metrics live elsewhere): their
+// workload — kube-state-metrics' owner, else the pod's name without its
+// ordinal — stalled, with the first error its pods or nodes logged.
+func (an *analysis) loggedOrphanStalls(ctx context.Context) error {
+	rs, err := an.logRises(ctx)
+	if err != nil || len(rs) == 0 {
+		return err
+	}
+	byKey := map[string]*trainJob{}
+	for _, r := range risesOf(rs, logNCCLTimeout) {
+		if r.pod == "" || slices.ContainsFunc(an.jobs, func(j *trainJob) bool { return an.inJob(j, r) }) {
+			continue
+		}
+		w := an.workloadOfPod(r.ns, r.pod)
+		k := r.ns + "/" + w.Name
+		j := byKey[k]
+		if j == nil {
+			j = &trainJob{ns: r.ns, name: w.Name, sym: -1, nodes: slices.Clone(w.Nodes)}
+			for _, p := range w.Pods {
+				j.pods = append(j.pods, podKey(r.ns, p))
+			}
+			byKey[k] = j
+		}
+		if pk := podKey(r.ns, r.pod); !slices.Contains(j.pods, pk) {
+			j.pods = append(j.pods, pk)
+		}
+		if r.node != "" && !slices.Contains(j.nodes, r.node) {
+			j.nodes = append(j.nodes, r.node)
+		}
+	}
+	for _, k := range sortedKeys(byKey) {
+		if err := an.loggedStall(ctx, byKey[k]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workloadOfPod is the workload kube-state-metrics says owns a pod, else
+// one named by the pod's name without the ordinal or hash of a gang's
+// pods, holding that pod.
+func (an *analysis) workloadOfPod(ns, pod string) topology.Workload {
+	for _, w := range an.v.topo.Workloads {
+		if w.Namespace == ns && slices.Contains(w.Pods, pod) {
+			return *w
+		}
+	}
+	name := podOrdinal.ReplaceAllString(pod, "")
+	if name == "" {
+		name = pod
+	}
+	return topology.Workload{Namespace: ns, Name: name, Pods: []string{pod}}
 }
 
 // inJob reports whether a log counter is one of the job's: its pod, or

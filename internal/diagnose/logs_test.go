@@ -1,6 +1,7 @@
 package diagnose_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -265,4 +266,38 @@ func TestDiagnoseLogged5xx(t *testing.T) {
 	require.Equal(t, diagnose.Entity{"namespace": "shop", "service": "checkout"}, s.Entity)
 	require.Equal(t, start.Add(20*time.Minute), s.Since.UTC())
 	require.Contains(t, s.Summary, "checkout logged 60 HTTP 5xx responses per 30s")
+}
+
+// TestDiagnoseLogsOnly: no metrics at all, only logs: the kernel of one
+// node says a GPU fell off the bus, and the pods of a training job then
+// log NCCL watchdog timeouts. The job (named by its pods without their
+// ordinal) stalled, and the lost GPU, from the kernel log, explains it.
+func TestDiagnoseLogsOnly(t *testing.T) {
+	start := time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)
+	end := start.Add(30 * time.Minute)
+	st, err := store.OpenEmbedded(store.DefaultEmbeddedConfig(t.TempDir()), func() time.Time { return end }, nil, nil)
+	require.NoError(t, err)
+	defer st.Close()
+	lost := start.Add(12 * time.Minute)
+	logCounter(t, st, labels.FromStrings("__name__", "vigil_log_xid_total", "node", "gpu-b", "xid", "79", "pci", "0000:3b:00"), lost)
+	logCounter(t, st, labels.FromStrings("__name__", "vigil_log_events_total", "event", "cuda_error", "namespace", "ml", "node", "gpu-b", "pod", "trainer-2"), lost)
+	for i, node := range []string{"gpu-a", "gpu-a", "gpu-b", "gpu-b"} {
+		if i == 2 {
+			continue // the broken rank logs no timeout
+		}
+		logCounter(t, st, labels.FromStrings("__name__", "vigil_log_events_total", "event", "nccl_timeout", "namespace", "ml",
+			"node", node, "pod", fmt.Sprintf("trainer-%d", i)), lost.Add(10*time.Minute))
+	}
+	rep := diagnoseAt(t, st, end)
+	require.Len(t, rep.Symptoms, 1, brief(rep))
+	s := rep.Symptoms[0]
+	require.Equal(t, diagnose.SymptomTrainingStall, s.Kind)
+	require.Equal(t, diagnose.Entity{"namespace": "ml", "workload": "trainer"}, s.Entity)
+	require.Contains(t, s.Summary, "NCCL watchdog timeouts in 3 of 3 pods")
+	require.Contains(t, s.Summary, "first error before them: XID 79 in gpu-b")
+	require.NotEmpty(t, rep.Causes, brief(rep))
+	c := rep.Causes[0]
+	require.Equal(t, diagnose.KindGPULost, c.Kind, brief(rep))
+	require.Equal(t, diagnose.Entity{"node": "gpu-b"}, c.Entity)
+	require.Equal(t, []int{0}, c.Explains)
 }
