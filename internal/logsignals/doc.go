@@ -75,9 +75,10 @@
 //     sticky gauge hides, no exporter at all) is a cause of its own.
 //     gpu_fell_off_bus with no XID line counts as XID 79.
 //   - nccl_timeout in a training job's ranks is the job's stall when its
-//     GPU activity hides it; the stall's summary names the first
-//     nccl_error, cuda_error, cuda_oom, oom_killed or XID the job's ranks
-//     or nodes logged before the timeouts.
+//     GPU activity hides it (and, with no metrics of the job at all, the
+//     stall of the workload its pods belong to); the stall's summary names
+//     the first nccl_error, cuda_error, cuda_oom, oom_killed or XID the
+//     job's ranks or nodes logged in the 15 minutes before the timeouts.
 //   - oom_killed in a pod is pod_oom_killed (sooner than kube-state-
 //     metrics' restart, without its stale last reason); system_oom (the
 //     kernel's killer acting for the whole host, not a container's memory
