@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -159,7 +160,7 @@ func readAll(name string, r io.Reader, maxBytes int64) ([]byte, error) {
 		defer zr.Close()
 		src = zr
 	}
-	data, err := io.ReadAll(io.LimitReader(src, maxBytes+1))
+	data, err := readSized(io.LimitReader(src, maxBytes+1), sizeHint(r, src == io.Reader(br), maxBytes))
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
 			return nil, fmt.Errorf("read %s: gzip stream is truncated or corrupt: %w", name, err)
@@ -175,6 +176,43 @@ func readAll(name string, r io.Reader, maxBytes int64) ([]byte, error) {
 		data = append(data, '\n')
 	}
 	return data, nil
+}
+
+// sizeHint is the size of a plain file being read (0 when unknown: a
+// pipe, a gzip stream), capped at maxBytes+1.
+func sizeHint(r io.Reader, plain bool, maxBytes int64) int64 {
+	st, ok := r.(interface{ Stat() (os.FileInfo, error) })
+	if !plain || !ok {
+		return 0
+	}
+	fi, err := st.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0
+	}
+	return min(fi.Size(), maxBytes+1)
+}
+
+// readSized reads r to its end into one buffer of size+1 bytes where the
+// size is known (room for the newline readAll may add), so that a large
+// file is not copied over and over as io.ReadAll's buffer grows.
+func readSized(r io.Reader, size int64) ([]byte, error) {
+	if size <= 0 || size > math.MaxInt32*4 {
+		return io.ReadAll(r)
+	}
+	buf := make([]byte, 0, size+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // the file grew since its size was read
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // peekReader lets the first bytes be looked at before reading on.
