@@ -1,8 +1,8 @@
 package fileimport
 
 import (
-	"fmt"
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
