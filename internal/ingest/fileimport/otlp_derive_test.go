@@ -65,6 +65,7 @@ func deriveOptions(at time.Time) Options {
 // and service graph `vigil serve` writes from them, each line's at its
 // newest span end.
 func TestReadOTLPTracesDerived(t *testing.T) {
+	keepText(t)
 	at := time.Date(2026, 11, 12, 2, 0, 0, 0, time.UTC)
 	var in bytes.Buffer
 	for i := range 3 {
@@ -91,6 +92,7 @@ func TestReadOTLPTracesDerived(t *testing.T) {
 // TestReadOTLPLogsDerived: OTLP JSON logs read as the log-derived counters;
 // a line that matches nothing adds nothing.
 func TestReadOTLPLogsDerived(t *testing.T) {
+	keepText(t)
 	at := time.Date(2026, 11, 12, 2, 0, 0, 0, time.UTC)
 	in := bytes.Join([][]byte{
 		logsLine(t, at, "systemd[1]: Started Session 4 of user root."),
@@ -109,6 +111,7 @@ func TestReadOTLPLogsDerived(t *testing.T) {
 // TestReadOTLPDerivedBad: a broken line is named by file and line; a file
 // with no timed span or record holds no samples.
 func TestReadOTLPDerivedBad(t *testing.T) {
+	keepText(t)
 	at := time.Date(2026, 11, 12, 2, 0, 0, 0, time.UTC)
 	in := append(tracesLine(t, at, 1, 40), []byte("\n{\"resourceSpans\": [{\"bad\n")...)
 	_, err := Read("t.json", bytes.NewReader(in), deriveOptions(at))

@@ -12,6 +12,13 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
+// keepText keeps the text of the files Read returns for this test, which
+// looks at it (Read drops it once validated).
+func keepText(t *testing.T) {
+	keepData = true
+	t.Cleanup(func() { keepData = false })
+}
+
 // otlpMetricsLine is one export request as the Collector's file exporter
 // writes it: a gauge and a monotonic sum of one pod, at t.
 func otlpMetricsLine(t *testing.T, at time.Time, gauge, counter float64) []byte {
@@ -44,6 +51,7 @@ func otlpMetricsLine(t *testing.T, at time.Time, gauge, counter float64) []byte 
 // through Prometheus's OTLP translation (suffixes, job from service.name,
 // Kubernetes resource attributes as labels).
 func TestReadOTLPMetrics(t *testing.T) {
+	keepText(t)
 	at := time.Date(2026, 11, 12, 2, 0, 0, 0, time.UTC)
 	var in bytes.Buffer
 	for i := range 3 {

@@ -102,7 +102,12 @@ type File struct {
 	// MinT and MaxT are the oldest and newest timestamps in milliseconds.
 	MinT, MaxT int64
 
+	// data is the text, kept only while it is validated (and in tests);
+	// validation leaves the samples in series and samples, in file order
+	// and without duplicates, so that writing does not parse it again.
 	data        []byte
+	series      []labels.Labels
+	samples     []fileSample
 	defaultTime int64
 }
 
@@ -138,6 +143,9 @@ func Read(name string, r io.Reader, opts Options) (*File, error) {
 	}
 	if err := f.validate(opts); err != nil {
 		return nil, err
+	}
+	if !keepData {
+		f.data = nil
 	}
 	return f, nil
 }
@@ -271,11 +279,25 @@ type seriesState struct {
 	t    int64
 	v    float64
 	line int
+	ref  uint32
 }
+
+// fileSample is one validated sample: its series (an index into
+// File.series), time and value.
+type fileSample struct {
+	t   int64
+	v   float64
+	ref uint32
+}
+
+// keepData keeps a file's text after validation (tests look at it).
+var keepData = false
 
 // validate parses the whole file once: syntax, labels, timestamps, order.
 func (f *File) validate(opts Options) error {
 	lines := newLineIndex(f.data)
+	// At most a sample a line: one allocation, not a doubling copy.
+	f.samples = make([]fileSample, 0, lines.count())
 	skipBlank := f.Format == FormatPrometheus
 	p := f.parser()
 	seen := map[uint64]seriesState{}
@@ -327,6 +349,8 @@ func (f *File) validate(opts Options) error {
 		switch {
 		case !ok:
 			f.Series++
+			prev.ref = uint32(len(f.series))
+			f.series = append(f.series, lset.Copy())
 		case t < prev.t:
 			return &LineError{File: f.Name, Line: line, Err: fmt.Errorf("out-of-order sample for %s: timestamp %s is older than %s at line %d", lset, fmtMillis(t), fmtMillis(prev.t), prev.line)}
 		case t == prev.t && sameValue(v, prev.v):
@@ -335,7 +359,8 @@ func (f *File) validate(opts Options) error {
 		case t == prev.t:
 			return &LineError{File: f.Name, Line: line, Err: fmt.Errorf("duplicate sample for %s at %s with a different value (%g here, %g at line %d)", lset, fmtMillis(t), v, prev.v, prev.line)}
 		}
-		seen[h] = seriesState{t: t, v: v, line: line}
+		seen[h] = seriesState{t: t, v: v, line: line, ref: prev.ref}
+		f.samples = append(f.samples, fileSample{t: t, v: v, ref: prev.ref})
 		f.Samples++
 		f.MinT = min(f.MinT, t)
 		f.MaxT = max(f.MaxT, t)

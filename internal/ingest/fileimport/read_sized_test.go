@@ -3,12 +3,14 @@ package fileimport
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/stretchr/testify/require"
 )
 
@@ -30,6 +32,7 @@ func TestReadSized(t *testing.T) {
 // TestReadPlainFile: a file read from disk (sized by its Stat) without a
 // final newline reads whole.
 func TestReadPlainFile(t *testing.T) {
+	keepText(t)
 	var b bytes.Buffer
 	for i := range 500 {
 		b.WriteString("up{job=\"a\",i=\"")
@@ -47,4 +50,23 @@ func TestReadPlainFile(t *testing.T) {
 	require.Equal(t, 500, f.Samples)
 	require.Equal(t, 7, f.Series)
 	require.Equal(t, body+"\n", string(f.data))
+}
+
+// TestReadDropsText: once validated, a file is its series and samples in
+// file order, without the duplicates; its text is not kept.
+func TestReadDropsText(t *testing.T) {
+	in := "a{x=\"1\"} 1 1700000000000\nb 2 1700000000000\na{x=\"1\"} 1 1700000000000\na{x=\"1\"} 3 1700000001000\n"
+	f, err := Read("m.prom", strings.NewReader(in), DefaultOptions(time.Now()))
+	require.NoError(t, err)
+	require.Nil(t, f.data)
+	require.Equal(t, 2, f.Series)
+	require.Equal(t, 3, f.Samples)
+	require.Equal(t, 1, f.Duplicates)
+	var got []string
+	_, err = f.each(0, math.MaxInt64, func(lset labels.Labels, ts int64, v float64) error {
+		got = append(got, fmt.Sprintf("%s %g %d", lset, v, ts))
+		return nil
+	})
+	require.NoError(t, err)
+	require.Equal(t, []string{`{__name__="a", x="1"} 1 1700000000000`, `{__name__="b"} 2 1700000000000`, `{__name__="a", x="1"} 3 1700000001000`}, got)
 }

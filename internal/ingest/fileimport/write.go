@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/model/textparse"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
 )
@@ -47,47 +45,23 @@ func Sum(files []*File) Stats {
 }
 
 // each calls fn for every sample of f with a timestamp in [mint, maxt),
-// duplicates left out. It returns the smallest timestamp at or after maxt, or
-// math.MaxInt64 when there is none.
+// in file order, duplicates left out. It returns the smallest timestamp at
+// or after maxt, or math.MaxInt64 when there is none.
 func (f *File) each(mint, maxt int64, fn func(lset labels.Labels, t int64, v float64) error) (int64, error) {
-	p := f.parser()
 	next := int64(math.MaxInt64)
-	last := map[uint64]int64{}
-	var lset labels.Labels
-	for {
-		entry, err := p.Next()
-		if errors.Is(err, io.EOF) {
-			return next, nil
-		}
-		if err != nil {
-			return next, fmt.Errorf("%s: parse: %w", f.Name, err)
-		}
-		if entry != textparse.EntrySeries {
+	for _, s := range f.samples {
+		if s.t < mint {
 			continue
 		}
-		_, tsp, v := p.Series()
-		t := f.defaultTime
-		if tsp != nil {
-			t = *tsp
-		}
-		if t < mint {
+		if s.t >= maxt {
+			next = min(next, s.t)
 			continue
 		}
-		if t >= maxt {
-			next = min(next, t)
-			continue
-		}
-		p.Labels(&lset)
-		lset = lset.WithoutEmpty()
-		h := lset.Hash()
-		if prev, ok := last[h]; ok && prev == t {
-			continue // a duplicate that validation accepted
-		}
-		last[h] = t
-		if err := fn(lset, t, v); err != nil {
+		if err := fn(f.series[s.ref], s.t, s.v); err != nil {
 			return next, err
 		}
 	}
+	return next, nil
 }
 
 // Append writes every sample of files through app in commits of at most
