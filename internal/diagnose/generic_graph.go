@@ -127,29 +127,37 @@ func heldRise(v []float64, onset int, b detect.Baseline) float64 {
 // service's: the service's load is the reason). It returns the path,
 // start first.
 func (g *svcGraph) walk(start string, an, loads map[string]callAnomaly) []string {
+	return follow(start, g.callees, an, func(cur, c string) bool {
+		if own := an[cur]; own.start >= 0 && an[c].start > own.start+walkSlack {
+			return true // it went wrong after its caller: not the caller's reason
+		}
+		lc, lo := loads[c], loads[cur]
+		return lc.z >= walkZ && lo.z >= walkZ && lo.start >= 0 && lc.start+walkSlack >= lo.start // swamped by its caller's extra requests
+	})
+}
+
+// follow goes from start along next (callees or callers), at each service
+// to the neighbour with the largest anomaly of an — walkZ or more, not the
+// virtual user, not already on the path, not skipped — until there is
+// none. It returns the path, start first.
+func follow(start string, next map[string][]string, an map[string]callAnomaly, skip func(cur, c string) bool) []string {
 	path := []string{start}
 	for cur := start; ; {
-		next := ""
-		for _, c := range g.callees[cur] {
+		best := ""
+		for _, c := range next[cur] {
 			a := an[c]
-			if c == graphUser || a.z < walkZ || a.start < 0 || slices.Contains(path, c) {
+			if c == graphUser || a.z < walkZ || a.start < 0 || slices.Contains(path, c) || skip(cur, c) {
 				continue
 			}
-			if own := an[cur]; own.start >= 0 && a.start > own.start+walkSlack {
-				continue // it went wrong after its caller: not the caller's reason
-			}
-			if lc, lo := loads[c], loads[cur]; lc.z >= walkZ && lo.z >= walkZ && lo.start >= 0 && lc.start+walkSlack >= lo.start {
-				continue // swamped by its caller's extra requests
-			}
-			if next == "" || a.z > an[next].z {
-				next = c
+			if best == "" || a.z > an[best].z {
+				best = c
 			}
 		}
-		if next == "" {
+		if best == "" {
 			return path
 		}
-		path = append(path, next)
-		cur = next
+		path = append(path, best)
+		cur = best
 	}
 }
 

@@ -3,7 +3,6 @@ package diagnose
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/vigil-obs/vigil/internal/detect"
@@ -57,30 +56,12 @@ func (v *view) loadAnomalies(g *svcGraph, onset int) map[string]callAnomaly {
 // slack). It returns the path, start first; start itself must show the
 // rise.
 func (g *svcGraph) climb(start string, loads map[string]callAnomaly) []string {
-	path := []string{start}
 	if a := loads[start]; a.z < walkZ || a.start < 0 {
-		return path
+		return []string{start}
 	}
-	for cur := start; ; {
-		next := ""
-		for _, p := range g.callers[cur] {
-			a := loads[p]
-			if p == graphUser || a.z < walkZ || a.start < 0 || slices.Contains(path, p) {
-				continue
-			}
-			if a.start > loads[cur].start+walkSlack {
-				continue // its load rose after its callee's: not the source
-			}
-			if next == "" || a.z > loads[next].z {
-				next = p
-			}
-		}
-		if next == "" {
-			return path
-		}
-		path = append(path, next)
-		cur = next
-	}
+	return follow(start, g.callers, loads, func(cur, p string) bool {
+		return loads[p].start > loads[cur].start+walkSlack // its load rose after its callee's: not the source
+	})
 }
 
 // promoteLoad re-ranks after a climb: the service the load came in by
