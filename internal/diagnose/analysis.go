@@ -142,6 +142,9 @@ func (an *analysis) link() {
 			continue // an event too weak to stop a job (XID 63, one remap)
 		}
 		for i, s := range an.syms {
+			if !s.Current() {
+				continue // history explains nothing now
+			}
 			touches := c.workload != "" && c.workload == s.workload
 			for _, n := range c.nodes {
 				touches = touches || slices.Contains(s.nodes, n)

@@ -557,7 +557,7 @@ var reads = []struct {
 	{"gpu.xid", nil}, {"gpu.xid_count", []string{"xid"}},
 	{"gpu.ecc_dbe_volatile", nil}, {"gpu.ecc_sbe_volatile", nil}, {"gpu.remapped_rows_uncorrectable", nil},
 	{"gpu.remapped_rows_correctable", nil}, {"gpu.row_remap_failure", nil},
-	{"gpu.pcie_replays", nil}, {"gpu.pcie_link_width", nil}, {"gpu.pcie_link_gen", nil},
+	{"gpu.pcie_replays", nil}, {"gpu.pcie_tx", nil}, {"gpu.pcie_rx", nil}, {"gpu.pcie_link_width", nil}, {"gpu.pcie_link_gen", nil},
 	{"gpu.nvlink_crc_flit_errors", nil}, {"gpu.nvlink_crc_data_errors", nil}, {"gpu.nvlink_replay_errors", nil}, {"gpu.nvlink_recovery_errors", nil},
 	{"node.cpu_seconds", []string{"mode"}}, {"node.load1", nil}, {"node.memory_available", nil}, {"node.memory_total", nil},
 	{"node.pressure_io_waiting", nil}, {"node.ib_state", []string{"device", "port"}}, {"node.ib_link_downed", nil},

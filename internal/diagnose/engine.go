@@ -38,6 +38,10 @@ type Options struct {
 	TenantLabel string
 	// Catalog supplies the vocabularies (nil: catalog.Default()).
 	Catalog *catalog.Catalog
+	// CheckpointMax is how long a job-wide pause of a training job may last
+	// and still be a checkpoint when the job took no earlier pause in the
+	// window to learn its checkpoints from (default DefaultCheckpointMax).
+	CheckpointMax time.Duration
 	// Logger gets the engine's debug logs (nil: discarded).
 	Logger *slog.Logger
 }
@@ -57,6 +61,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Catalog == nil {
 		o.Catalog = catalog.Default()
+	}
+	if o.CheckpointMax <= 0 {
+		o.CheckpointMax = DefaultCheckpointMax
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -108,15 +115,17 @@ func (e *Engine) Diagnose(ctx context.Context, src Source, at time.Time) (*Repor
 	requestPath := v.have.Has(graphRequests) || v.have.Has(spanCalls)
 	known := len(v.knownVocabularies()) > 0 || v.have.Has(metricAccuracy) || v.have.Has(metricDrift) ||
 		v.have.Has(metricLogEvents) || v.have.Has(metricLogXID) || requestPath && e.opts.EntityLabel == ""
-	if !known && e.opts.EntityLabel == "" {
+	blind := !known && e.opts.EntityLabel == ""
+	if blind {
 		v.warnf("no known vocabulary in the data (dcgm-exporter, kube-state-metrics, node-exporter, vLLM, ...): nothing to diagnose; to rank the entities of any metrics, name their label with --entity-label (e.g. --entity-label service)")
 	}
 	var cands []*candidate
+	var an *analysis
 	if known {
 		if err := v.prefetch(ctx, v.specs()); err != nil {
 			return nil, err
 		}
-		an := &analysis{v: v}
+		an = &analysis{v: v}
 		if err := an.run(ctx); err != nil {
 			return nil, err
 		}
@@ -132,11 +141,17 @@ func (e *Engine) Diagnose(ctx context.Context, src Source, at time.Time) (*Repor
 	}
 	rank(rep, cands)
 	rep.Warnings = append(rep.Warnings, v.warn...)
-	rep.Healthy = len(rep.Symptoms) == 0
+	if rep.Coverage, err = v.coverage(ctx, an, blind); err != nil {
+		return nil, err
+	}
+	rep.Healthy = !slices.ContainsFunc(rep.Symptoms, Symptom.Current)
 	for _, c := range append(slices.Clone(rep.Causes), rep.Findings...) {
 		if c.Confidence >= 0.5 {
 			rep.Healthy = false
 		}
+	}
+	if blind {
+		rep.Healthy = false // a verdict of healthy needs the layers to be present
 	}
 	e.opts.Logger.Debug("diagnosed", "at", at, "metrics", len(v.have), "reads", len(v.cache),
 		"symptoms", len(rep.Symptoms), "causes", len(rep.Causes), "findings", len(rep.Findings),

@@ -70,11 +70,11 @@ func (an *analysis) loggedStall(ctx context.Context, j *trainJob) error {
 		}
 		words += fmt.Sprintf("; first error before them: %s in %s at %s", what, where, an.v.time(culprit.first).Format(time.TimeOnly))
 	}
-	if j.symptom != nil {
+	if j.symptom != nil && j.current {
 		an.syms[j.sym].Summary += "; " + words
 		return nil
 	}
-	j.symptom, j.stall = &episode{start: first, end: an.v.n - 1}, true
+	j.symptom, j.stall, j.current = &episode{start: first, end: an.v.n - 1}, true, true
 	j.sym = an.addSymptom(symptomRec{
 		Symptom: Symptom{Kind: SymptomTrainingStall, Entity: Entity{catalog.KeyNamespace: j.ns, catalog.KeyWorkload: j.name},
 			Since: an.v.time(first), Summary: fmt.Sprintf("%s/%s stalled: %s", j.ns, j.name, words)},

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
@@ -41,7 +42,9 @@ func hypPCIe(ctx context.Context, an *analysis) ([]*candidate, error) {
 			node, gpu := r.ent[catalog.KeyNode], r.ent[catalog.KeyGPU]
 			low, _ := lastValid(r.v)
 			c := an.pcieCandidate(cands, node, gpu, bad[0].start)
-			c.strength = 1 - (1-c.strength)*(1-0.8)
+			// A link trained below its peers' is the vendor's own word:
+			// five units, as strong as a signal far beyond its noise.
+			c.strength = strengthOf(-4*math.Log(1-c.strength) + 5)
 			c.direct = true
 			sp, _ := an.v.sigSpec(sname)
 			c.evidence = append(c.evidence, Evidence{Signal: sp.metric, Query: an.v.query(sname, gpuMatchers(an.v, node, gpu)),
@@ -51,13 +54,23 @@ func hypPCIe(ctx context.Context, an *analysis) ([]*candidate, error) {
 	for _, r := range rt.rows {
 		a := activityOf(r.v, 0)
 		if a.steps < 3 {
-			continue
+			continue // a single burst of replays is a blip
 		}
 		node, gpu := r.ent[catalog.KeyNode], r.ent[catalog.KeyGPU]
+		perMin := replayRate(r.v, an.v.step)
+		u := replayUnits(perMin)
+		if u == 0 {
+			continue
+		}
 		c := an.pcieCandidate(cands, node, gpu, a.first)
-		c.strength = 1 - (1-c.strength)*(1-0.4)
+		c.strength = strengthOf(-4*math.Log(1-c.strength) + u)
+		c.direct = c.direct || perMin >= pcieReplayLimit
 		c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_PCIE_REPLAY_COUNTER", Query: an.v.query("gpu.pcie_replays", gpuMatchers(an.v, node, gpu)),
-			Summary: fmt.Sprintf("%.0f PCIe replays in %d steps from %s", a.total, a.steps, an.v.time(a.first).Format(time.TimeOnly))})
+			Summary: fmt.Sprintf("%.0f PCIe replays in %d steps from %s, %.0f per minute lately (DCGM's health watch fails above %.0f)",
+				a.total, a.steps, an.v.time(a.first).Format(time.TimeOnly), perMin, pcieReplayLimit)})
+	}
+	if err := an.pcieThroughput(ctx, cands); err != nil {
+		return nil, err
 	}
 	for _, k := range sortedKeys(cands) {
 		out = append(out, cands[k])
@@ -79,4 +92,110 @@ func (an *analysis) pcieCandidate(m map[string]*candidate, node, gpu string, ste
 		c.onset = t
 	}
 	return c
+}
+
+// pcieReplayLimit is the replay rate, per minute, above which DCGM's PCIe
+// health watch fails (DCGM_LIMIT_MAX_PCIREPLAY_RATE).
+const pcieReplayLimit = 8.0
+
+// replayRate is a GPU's replays per minute over the last ten minutes with
+// data (its increases per step in v).
+func replayRate(v []float64, step time.Duration) float64 {
+	n := max(1, int(10*time.Minute/step))
+	sum, steps := 0.0, 0
+	for i := len(v) - 1; i >= 0 && steps < n; i-- {
+		if !math.IsNaN(v[i]) {
+			sum += v[i]
+			steps++
+		}
+	}
+	if steps == 0 {
+		return 0
+	}
+	return sum / (float64(steps) * step.Minutes())
+}
+
+// replayUnits is a replay rate's evidence on a log scale around DCGM's
+// limit: none at a tenth of it, half the cap at the limit, the cap at ten
+// times it.
+func replayUnits(perMin float64) float64 {
+	if !(perMin > 0) {
+		return 0
+	}
+	u := maxUnits/2 + maxUnits/2*math.Log10(perMin/pcieReplayLimit)
+	return max(0, min(maxUnits, u))
+}
+
+// pcieThroughput adds the evidence of a GPU of a training job whose PCIe
+// traffic collapsed against its peers' (which move the same data), to a
+// GPU that already has PCIe evidence: on its own a low share of traffic
+// has other reasons.
+func (an *analysis) pcieThroughput(ctx context.Context, cands map[string]*candidate) error {
+	if len(cands) == 0 {
+		return nil
+	}
+	ts, err := an.v.sigs(ctx, "gpu.pcie_tx", "gpu.pcie_rx")
+	if err != nil {
+		return err
+	}
+	horizon := max(recentSteps, int(recentHorizon/an.v.step))
+	for _, j := range an.jobs {
+		traffic := addRows(j.rows(ts[0]), j.rows(ts[1]), an.v.n)
+		share := shareOfPeers(traffic, an.v.n)
+		if share == nil {
+			continue
+		}
+		working := j.working(an.v.n, 2)
+		spread := spreadAcross(shareRows(share), an.v.n, working, 0.05)
+		for k, g := range j.gpus {
+			c := cands[g.key()]
+			if c == nil || share[k] == nil {
+				continue
+			}
+			recent := recentWorking(share[k], working, horizon)
+			if len(recent) == 0 {
+				continue
+			}
+			now, usual := maxOf(pick(share[k], recent)), usualWorking(share[k], working)
+			u := units((usual - now) / spread)
+			if u == 0 {
+				continue
+			}
+			c.strength = strengthOf(-4*math.Log(1-c.strength) + u)
+			c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_PCIE_TX_THROUGHPUT", Query: an.v.query("gpu.pcie_tx", gpuMatchers(an.v, g.node, g.gpu)),
+				Summary: fmt.Sprintf("PCIe traffic at %.0f%% of the job's median GPU's (usually %.0f%%)", 100*now, 100*usual)})
+		}
+	}
+	return nil
+}
+
+// addRows adds two row lists of the same order step by step (a missing
+// side counts as nothing; both missing is no row).
+func addRows(a, b []*row, n int) []*row {
+	out := make([]*row, len(a))
+	for k := range a {
+		if a[k] == nil && b[k] == nil {
+			continue
+		}
+		v := make([]float64, n)
+		for i := range n {
+			x, y := math.NaN(), math.NaN()
+			if a[k] != nil {
+				x = a[k].v[i]
+			}
+			if b[k] != nil {
+				y = b[k].v[i]
+			}
+			switch {
+			case math.IsNaN(x):
+				v[i] = y
+			case math.IsNaN(y):
+				v[i] = x
+			default:
+				v[i] = x + y
+			}
+		}
+		out[k] = &row{v: v}
+	}
+	return out
 }

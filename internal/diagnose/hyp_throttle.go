@@ -1,14 +1,13 @@
 package diagnose
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"slices"
-	"time"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
-	"github.com/vigil-obs/vigil/internal/detect"
 )
 
 // thermalBits are the clock-event reasons that mean heat.
@@ -104,21 +103,28 @@ func maxOf(v []float64) float64 {
 	return m
 }
 
-// throttleStrength weighs a throttle's evidence: throttled for minutes
-// with clocks below the peers' is a fault; reasons that flicker on a GPU
-// running at its peers' clocks are a GPU at its limit, weak evidence.
+// throttledFull is how many throttled steps make a throttle's vendor
+// evidence complete: ten minutes at dcgm-exporter's default interval.
+const throttledFull = 20
+
+// throttleStrength weighs a throttle's evidence in proportion: the share
+// of steps the driver reported the GPU throttled (violation time is
+// NVML's own account, clock-event reasons half of it: they flag a limit
+// reached, not time lost) and how far its SM clock fell below its peers'.
+// Reasons that flicker on a GPU running at its peers' clocks are a GPU at
+// its limit: weak evidence.
 func throttleStrength(g gpuThrottle) float64 {
-	s := 0.2
-	if g.reasons.steps >= 2 {
-		s = 0.35
+	u := 0.0
+	switch {
+	case g.violation.steps >= 2:
+		u = maxUnits * min(1, float64(g.violation.steps)/throttledFull)
+	case g.reasons.steps >= 2:
+		u = 0.5 * maxUnits * min(1, float64(g.reasons.steps)/throttledFull)
 	}
-	if g.violation.steps >= 2 {
-		s = 0.6
+	if g.clockDev != nil {
+		u += units(-g.clockDev.z)
 	}
-	if g.violation.steps >= 3 && g.clockDev != nil && g.clockDev.ratio < 0.97 {
-		s = 0.85
-	}
-	return s
+	return strengthOf(u)
 }
 
 // hypThermal: a GPU that spends its time throttled for heat (thermal
@@ -129,7 +135,7 @@ func hypThermal(ctx context.Context, an *analysis) ([]*candidate, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := an.heating(ctx)
+	out, err := an.hypHeat(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +143,7 @@ func hypThermal(ctx context.Context, an *analysis) ([]*candidate, error) {
 		c := an.gpuCandidate(KindGPUThermalThrottle, g.node, g.gpu)
 		c.strength = throttleStrength(g)
 		c.onset = an.v.time(firstOf(g.violation.first, g.reasons.first))
-		c.direct = c.strength >= 0.6
+		c.direct = g.violation.steps >= 2
 		c.headline = fmt.Sprintf("%s GPU %s thermal throttling", g.node, g.gpu)
 		c.action = fmt.Sprintf("check the cooling of %s (fans, airflow, inlet temperature); drain it if the GPU keeps throttling", g.node)
 		temp := ""
@@ -152,81 +158,6 @@ func hypThermal(ctx context.Context, an *analysis) ([]*candidate, error) {
 			Summary: fmt.Sprintf("throttled for heat in %d steps, thermal clock reasons in %d%s", g.violation.steps, g.reasons.steps, temp)})
 		addClockEvidence(an, c, g)
 		out = append(out, c)
-	}
-	return out, nil
-}
-
-// heatFloor is the smallest rise over its peers a GPU's temperature must
-// show: readings are whole degrees.
-// heatClimb is how many degrees a GPU must climb away from its peers over
-// two steps, rising at each, to count as heating.
-const heatClimb = 3.0
-
-// heatAbove is how far above its usual excess over its peers a climbing
-// GPU must end.
-const heatAbove = 2.0
-
-var heatFloor = detect.Floor{Rel: 0.01, Abs: 1}
-
-// heating finds GPUs of a training job whose temperature climbs away from
-// their peers' (a failing fan) before they throttle: the excess over the
-// peers' median rises beyond its own earlier spread for two steps, or
-// climbs steadily. A GPU
-// that always ran warmer (in spec) keeps its excess and is no news.
-func (an *analysis) heating(ctx context.Context) ([]*candidate, error) {
-	t, err := an.v.sig(ctx, "gpu.temp")
-	if err != nil {
-		return nil, err
-	}
-	pt, err := an.v.sig(ctx, "gpu.power")
-	if err != nil {
-		return nil, err
-	}
-	var out []*candidate
-	for _, j := range an.jobs {
-		rows, prow := j.rows(t), j.rows(pt)
-		working, moving := j.working(an.v.n, workMask), j.working(an.v.n, 2)
-		temp := excessOverPeers(rows, an.v.n)
-		power := excessOverPeers(prow, an.v.n)
-		for k := range rows {
-			excess := temp[k]
-			if excess == nil {
-				continue
-			}
-			ref := reference(excess, heatFloor)
-			// The climb must also end above the GPU's usual excess: a
-			// recovery from a dip is no heating.
-			// Above the peers for two steps, or climbing away from them
-			// step after step (a heat sink warms steadily; noise does not
-			// climb three degrees in a minute).
-			es := episodes(an.v.n, func(i int) bool { return working[i] && ref.Z(excess[i]) >= slowZ }, peerRun)
-			climb := episodes(an.v.n, func(i int) bool {
-				return moving[i] && i >= 2 && excess[i]-excess[i-1] >= 1 && excess[i-1]-excess[i-2] >= 1 && excess[i]-excess[i-2] >= heatClimb && excess[i]-ref.Median >= heatAbove
-			}, 1)
-			if len(climb) > 0 && (len(es) == 0 || climb[0].start < es[0].start) {
-				es = climb
-			}
-			if len(es) == 0 || es[0].start == 0 {
-				continue
-			}
-			if p := power[k]; p != nil {
-				// A GPU that draws more than its peers runs hotter for it (the
-				// busy rank the others wait for): that is no cooling fault.
-				pref := reference(p, detect.Floor{Rel: 0.01, Abs: 5})
-				if pref.Z(detect.Median(p[es[0].start:])) >= slowZ {
-					continue
-				}
-			}
-			g := j.gpus[k]
-			peak := maxOf(excess[es[0].start:])
-			c := an.gpuCandidate(KindGPUThermalThrottle, g.node, g.gpu)
-			c.onset, c.strength = an.v.time(es[0].start), 0.55
-			c.headline = fmt.Sprintf("%s GPU %s overheating", g.node, g.gpu)
-			c.action = fmt.Sprintf("check the cooling of %s (fans, airflow, inlet temperature) before the GPU throttles", g.node)
-			c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_GPU_TEMP", Query: an.v.query("gpu.temp", gpuMatchers(an.v, g.node, g.gpu)),
-				Summary: fmt.Sprintf("up to %.0f°C above the job's other GPUs from %s (%.0f°C before)", peak, an.v.time(es[0].start).Format(time.TimeOnly), ref.Median)})
-			out = append(out, c)
-		}
 	}
 	return out, nil
 }
@@ -282,7 +213,7 @@ func hypPower(ctx context.Context, an *analysis) ([]*candidate, error) {
 	}
 	for _, node := range sortedKeys(byNode) {
 		gs := byNode[node]
-		slices.SortFunc(gs, func(a, b gpuThrottle) int { return int(throttleStrength(b)*100) - int(throttleStrength(a)*100) })
+		slices.SortStableFunc(gs, func(a, b gpuThrottle) int { return cmp.Compare(throttleStrength(b), throttleStrength(a)) })
 		g := gs[0]
 		gpu := g.gpu
 		if len(gs) >= 4 {
@@ -291,7 +222,7 @@ func hypPower(ctx context.Context, an *analysis) ([]*candidate, error) {
 		c := an.gpuCandidate(KindGPUPowerThrottle, node, gpu)
 		c.strength = throttleStrength(g)
 		c.onset = an.v.time(firstOf(g.violation.first, g.reasons.first))
-		c.direct = c.strength >= 0.6
+		c.direct = g.violation.steps >= 2
 		c.headline = fmt.Sprintf("%s GPU %s power throttling", node, g.gpu)
 		if gpu == "" {
 			c.headline = fmt.Sprintf("%s power throttling on %d GPUs", node, len(gs))

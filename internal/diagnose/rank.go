@@ -79,15 +79,19 @@ func rank(rep *Report, cands []*candidate) {
 
 // calibrate turns a candidate's evidence strength into a confidence: a
 // cause that explains an observed symptom (on what it touches, not after
-// it) is more likely than the same evidence alone.
+// it) is more likely than the same evidence alone — but only evidence
+// that is already substantial gains from it: a weak pattern near a
+// symptom is no more a cause for being near it, so it stays under 0.5.
 func calibrate(c *candidate) float64 {
 	conf := c.strength
-	if len(c.explains) > 0 {
-		// Weak evidence gains little from a symptom it might explain.
-		conf += (1 - conf) * 0.35 * min(1, conf/0.5)
+	if len(c.explains) > 0 && conf >= explainGain {
+		conf += (1 - conf) * 0.35
 	}
 	return min(0.99, max(0, conf))
 }
+
+// explainGain is the least strength that explaining a symptom raises.
+const explainGain = 0.5
 
 // sameFault reports whether two candidates name the same fault: one kind
 // on the same node (one GPU, or the node and a GPU of it), or the same

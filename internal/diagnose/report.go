@@ -10,7 +10,9 @@ type Report struct {
 	// At is the evaluation time: no sample after it was read.
 	At time.Time `json:"at"`
 	// Healthy is true exactly when there is no symptom and no cause or
-	// finding with confidence ≥ 0.5.
+	// finding with confidence ≥ 0.5, and Vigil could see the cluster: with
+	// no telemetry in a vocabulary it knows (and no entity label) it is
+	// false (Blind).
 	Healthy bool `json:"healthy"`
 	// Symptoms are the user-visible effects, earliest first.
 	Symptoms []Symptom `json:"symptoms"`
@@ -20,6 +22,9 @@ type Report struct {
 	Findings []Cause `json:"findings"`
 	// Warnings say what the engine could not read or had to assume.
 	Warnings []string `json:"warnings"`
+	// Coverage says what the diagnosis could see, layer by layer, and what
+	// it was blind to.
+	Coverage Coverage `json:"coverage"`
 }
 
 // Entity names one thing with DESIGN.md's canonical keys (node, gpu, pod,
@@ -47,7 +52,14 @@ type Symptom struct {
 	Since  time.Time `json:"since"`
 	// Summary says what is wrong in one sentence.
 	Summary string `json:"summary"`
+	// ResolvedAt is set on a symptom that ended before the evaluation time
+	// and did not recur: it is history, so it neither makes the cluster
+	// unhealthy nor pages (DESIGN.md).
+	ResolvedAt *time.Time `json:"resolved_at,omitempty"`
 }
+
+// Current reports whether the symptom still holds at the evaluation time.
+func (s Symptom) Current() bool { return s.ResolvedAt == nil }
 
 // Cause is a probable root cause (in Report.Causes) or a finding (in
 // Report.Findings).

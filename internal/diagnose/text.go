@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
 )
 
 // ANSI colours of the page on a terminal.
@@ -22,9 +24,11 @@ const (
 // them all.
 const maxTextItems = 5
 
-// WriteText writes the report as the page an operator reads: the verdict,
-// the symptoms, the ranked causes with a line of evidence and the action
-// each, the findings and the warnings. color adds ANSI colours (for a
+// WriteText writes the report as the page an operator reads: the verdict
+// (BLIND, with a hint, when no telemetry Vigil knows was read) and a line
+// of what the diagnosis saw and is blind to, the symptoms, the ranked
+// causes with a line of evidence and the action each, the findings and
+// the warnings. color adds ANSI colours (for a
 // terminal only).
 func WriteText(w io.Writer, r *Report, color bool) error {
 	bw := bufio.NewWriter(w)
@@ -35,23 +39,36 @@ func WriteText(w io.Writer, r *Report, color bool) error {
 		return code + s + ansiReset
 	}
 	verdict := paint(ansiGreen+ansiBold, "healthy")
-	if !r.Healthy {
+	blind := r.Blind()
+	switch {
+	case blind:
+		verdict = paint(ansiYel+ansiBold, "BLIND") + ": " + blindReason(r.Coverage) + "; nothing can be said about the cluster's health"
+	case !r.Healthy:
 		verdict = paint(ansiRed+ansiBold, "NOT HEALTHY")
 	}
 	fmt.Fprintf(bw, "Vigil diagnosis at %s — %s\n", r.At.UTC().Format("2006-01-02 15:04:05 MST"), verdict)
+	if blind {
+		fmt.Fprintf(bw, "%s\n", paint(ansiDim, blindHint))
+	} else {
+		fmt.Fprintf(bw, "%s\n", paint(ansiDim, coverageLine(r.Coverage)))
+	}
 	if len(r.Causes) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", paint(ansiBold, r.Causes[0].Summary))
 	}
 	if len(r.Symptoms) > 0 {
 		fmt.Fprintf(bw, "\n%s\n", paint(ansiBold, "Symptoms"))
 		for _, s := range r.Symptoms {
-			fmt.Fprintf(bw, "  %-22s %-40s since %s\n", s.Kind, formatEntity(s.Entity), s.Since.UTC().Format(time.TimeOnly))
+			when := "since " + s.Since.UTC().Format(time.TimeOnly)
+			if s.ResolvedAt != nil {
+				when = fmt.Sprintf("%s–%s, resolved", s.Since.UTC().Format(time.TimeOnly), s.ResolvedAt.UTC().Format(time.TimeOnly))
+			}
+			fmt.Fprintf(bw, "  %-22s %-40s %s\n", s.Kind, formatEntity(s.Entity), when)
 			fmt.Fprintf(bw, "  %s\n", paint(ansiDim, "  "+s.Summary))
 		}
 	}
 	writeCauses(bw, "Probable causes", r.Causes, paint)
 	writeCauses(bw, "Findings", r.Findings, paint)
-	if len(r.Symptoms) == 0 && len(r.Causes) == 0 && len(r.Findings) == 0 {
+	if len(r.Symptoms) == 0 && len(r.Causes) == 0 && len(r.Findings) == 0 && !blind {
 		fmt.Fprintf(bw, "\nNo symptom, no cause, no finding.\n")
 	}
 	if len(r.Warnings) > 0 {
@@ -116,4 +133,87 @@ func formatEntity(e Entity) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// blindHint is what the page of a blind diagnosis suggests.
+const blindHint = "Hint: check what Vigil reads (the --input files, the --prometheus or --server URL) and the scrape's relabelling: " +
+	"Vigil knows dcgm-exporter's DCGM_*, kube-state-metrics' kube_*, node-exporter's node_* and the inference servers' own names; " +
+	"to rank the entities of any metrics, name their label with --entity-label (e.g. --entity-label service)."
+
+// blindReason is the reason of the spot that blinds the whole cluster.
+func blindReason(c Coverage) string {
+	for _, b := range c.Blind {
+		if len(b.Entity) == 0 {
+			return b.Reason
+		}
+	}
+	return ""
+}
+
+// maxTextBlind is how many blind spots the page's coverage line names.
+const maxTextBlind = 3
+
+// countNouns are the kinds of Layer.Counts in the order the page lists
+// them, with their nouns.
+var countNouns = [...]struct{ key, noun string }{
+	{"gpu", "GPU"}, {"node", "node"}, {"pod", "pod"}, {"server", "server"}, {"model", "model"}, {"service", "service"},
+}
+
+// coverageLine is the page's line of what the diagnosis saw, layer by
+// layer with its vocabularies, and what Vigil is blind to.
+func coverageLine(c Coverage) string {
+	var parts []string
+	ls := c.Layers
+	for _, l := range []Layer{ls.GPU, ls.Node, ls.Kubernetes, ls.Inference, ls.RequestPath, ls.Logs} {
+		if l.Entities == 0 && len(l.Vocabularies) == 0 {
+			continue
+		}
+		var counts []string
+		for _, cn := range countNouns {
+			if n := l.Counts[cn.key]; n > 0 {
+				counts = append(counts, countText(n, cn.noun))
+			}
+		}
+		what := strings.Join(counts, " and ")
+		if what == "" {
+			what = "no entity"
+		}
+		if len(l.Vocabularies) > 0 {
+			what += " (" + strings.Join(l.Vocabularies, ", ") + ")"
+		}
+		parts = append(parts, what)
+	}
+	line := "Seen: " + strings.Join(parts, ", ")
+	if len(parts) == 0 {
+		line = "Seen: nothing in a vocabulary Vigil knows"
+	}
+	var spots []string
+	for _, b := range c.Blind {
+		if len(b.Entity) == 0 {
+			continue
+		}
+		s := b.Entity[catalog.KeyNode] + "'s GPUs"
+		if gpu, ok := b.Entity[catalog.KeyGPU]; ok {
+			s = b.Entity[catalog.KeyNode] + " GPU " + gpu
+		}
+		if b.Since != nil {
+			s += " since " + b.Since.UTC().Format(time.TimeOnly)
+		}
+		spots = append(spots, s)
+	}
+	if len(spots) > maxTextBlind {
+		spots = append(spots[:maxTextBlind], fmt.Sprintf("and %d more", len(spots)-maxTextBlind))
+	}
+	if len(spots) > 0 {
+		line += "; blind to " + strings.Join(spots, ", ")
+	}
+	return line
+}
+
+// countText is "1 GPU", "80 GPUs".
+func countText(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

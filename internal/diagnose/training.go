@@ -15,15 +15,25 @@ import (
 )
 
 // Training symptoms: a stall is the job's work collapsing below
-// stallRatio of its earlier level for stallRun steps (longer than a
-// checkpoint, which pauses every rank for about a minute); a slowdown is a
-// robust drop of slowZ reference scales for slowRun steps.
+// stallRatio of its earlier level and not coming back for longer than the
+// job's checkpoints pause it (see checkpointBound); a slowdown is a robust
+// drop of slowZ reference scales for slowRun steps while the job still
+// works. Only what still holds at the evaluation time is current: a pause
+// that ended is a checkpoint, or history (a symptom with its resolved_at).
 const (
 	stallRatio = 0.35
 	stallRun   = 3
 	slowZ      = 4.0
 	slowRun    = 4
 )
+
+// DefaultCheckpointMax is how long a job-wide pause of a training job
+// with no earlier pause in the window to learn from may last and still be
+// a checkpoint (Options.CheckpointMax): writing the state of a large model
+// takes minutes, and PyTorch's NCCL watchdog tears a hung job down after
+// its default timeout of 10 minutes, so a pause longer than that is no
+// checkpoint.
+const DefaultCheckpointMax = 10 * time.Minute
 
 // activitySignals are the GPU work signals, best first: tensor-pipe
 // activity collapses in an NCCL hang while GPU_UTIL stays near 100%.
@@ -47,9 +57,14 @@ type trainJob struct {
 	act       []float64
 	actSignal string
 	ref       detect.Baseline
-	// stalled/slowed: the symptom episode, if any; sym its index.
+	// util is the job's median GPU_UTIL per step when act is read from
+	// a profiling signal (nil otherwise): a hang keeps it high.
+	util []float64
+	// stalled/slowed: the symptom episode, if any; sym its index;
+	// current: it still holds at the evaluation time.
 	symptom *episode
 	stall   bool
+	current bool
 	sym     int
 }
 
@@ -241,31 +256,115 @@ func (an *analysis) jobActivity(ctx context.Context, j *trainJob) error {
 		}
 		j.act, j.actSignal = medianAcross(rows, an.v.n), s
 		j.ref = reference(j.act, detect.Floor{Rel: 0.01, Abs: 1e-6})
+		if s != "gpu.util" {
+			u, err := an.v.sig(ctx, "gpu.util")
+			if err != nil {
+				return err
+			}
+			if urows := nonNil(j.rows(u)); len(urows) > 0 {
+				j.util = medianAcross(urows, an.v.n)
+			}
+		}
 		return nil
 	}
 	return nil
 }
 
 // trainingSymptom finds a stall or a slowdown of the job: its work, as
-// the median over its GPUs, collapsing or dropping for longer than a
-// checkpoint.
+// the median over its GPUs, collapsing for longer than its checkpoints
+// last, or dropping while it still works. What still holds at the last
+// step is current; else the latest episode that ended is reported
+// resolved. A pause that ended within the checkpoint bound is a
+// checkpoint, whatever its length.
 func (an *analysis) trainingSymptom(j *trainJob) {
 	if j.act == nil || j.ref.N == 0 || j.ref.Median <= 0 {
 		return
 	}
 	n := an.v.n
-	stalls := episodes(n, func(i int) bool { return j.act[i] < stallRatio*j.ref.Median }, stallRun)
-	slows := episodes(n, func(i int) bool { return j.ref.Z(j.act[i]) <= -slowZ }, slowRun)
-	kind, eps := SymptomTrainingSlowdown, slows
-	if len(stalls) > 0 {
-		kind, eps, j.stall = SymptomTrainingStall, stalls, true
-	}
-	if len(eps) == 0 {
-		// A stall with the GPUs gone (a hung job whose pods died) leaves no
-		// activity at all: missing samples on most GPUs count as none.
+	_, last := lastValid(j.act)
+	if last < 0 {
 		return
 	}
-	an.addTrainingSymptom(j, kind, eps[0])
+	paused := func(i int) bool { return j.act[i] < stallRatio*j.ref.Median }
+	pauses := episodes(n, paused, 1)
+	bound := an.checkpointBound(j, pauses, last)
+	stallSteps := max(stallRun, int(bound/an.v.step)+1)
+	near := func(i int) bool { // a pause's ramp: dcgm-exporter averages over its interval
+		return i > 0 && paused(i-1) || i+1 < n && paused(i+1)
+	}
+	slows := episodes(n, func(i int) bool { return !paused(i) && !near(i) && j.ref.Z(j.act[i]) <= -slowZ }, slowRun)
+	type found struct {
+		kind string
+		e    episode
+	}
+	var current, resolved *found
+	for _, e := range pauses {
+		ongoing := e.end >= last
+		hung := an.hung(j, e)
+		need := stallSteps
+		if hung {
+			need = stallRun // busy GPUs that do no work are no checkpoint
+		}
+		if e.len() < need {
+			continue // a checkpoint (or one still within its bound)
+		}
+		f := &found{SymptomTrainingStall, e}
+		if ongoing {
+			current = f
+		} else {
+			resolved = f
+		}
+	}
+	for _, e := range slows {
+		f := &found{SymptomTrainingSlowdown, e}
+		switch {
+		case e.end >= last-1 && current == nil:
+			current = f
+		case e.end < last-1 && (resolved == nil || e.end > resolved.e.end):
+			resolved = f
+		}
+	}
+	switch {
+	case current != nil:
+		j.stall = current.kind == SymptomTrainingStall
+		an.addTrainingSymptom(j, current.kind, current.e)
+	case resolved != nil:
+		an.addTrainingSymptom(j, resolved.kind, resolved.e)
+	}
+}
+
+// checkpointBound is how long a job-wide pause of j may last and still be
+// a checkpoint: twice the longest pause the job took earlier in the window
+// and recovered from (its own checkpoints), else Options.CheckpointMax.
+// The pause that reaches the last step is not counted: it is the one
+// being judged.
+func (an *analysis) checkpointBound(j *trainJob, pauses []episode, last int) time.Duration {
+	longest := 0
+	for _, e := range pauses {
+		if e.end < last && e.start > 0 && e.len() > longest {
+			longest = e.len()
+		}
+	}
+	if longest == 0 {
+		return an.v.e.opts.CheckpointMax
+	}
+	return 2 * time.Duration(longest) * an.v.step
+}
+
+// hung reports whether the job's GPUs stayed busy through a pause of its
+// work: a checkpoint idles them (GPU_UTIL falls with the tensor
+// activity), an NCCL wait keeps a kernel spinning on every GPU (GPU_UTIL,
+// the fraction of time a kernel runs, stays high while tensor activity
+// collapses). Only a job whose work signal is a profiling one can tell.
+func (an *analysis) hung(j *trainJob, e episode) bool {
+	if j.util == nil || j.actSignal == "gpu.util" {
+		return false
+	}
+	ref := reference(j.util, detect.Floor{Rel: 0.01, Abs: 1e-6})
+	if ref.N == 0 || ref.Median <= 0 {
+		return false
+	}
+	return detect.Median(j.util[e.start:e.end+1]) >= 0.8*ref.Median
 }
 
 // earlyStallRun is how many steps confirm a collapse of the job's work
@@ -282,7 +381,7 @@ const earlyStallRun = 2
 func (an *analysis) corroboratedStalls() {
 	n := an.v.n
 	for _, j := range an.jobs {
-		if j.symptom != nil || j.act == nil || j.ref.N == 0 || j.ref.Median <= 0 {
+		if j.symptom != nil && j.current || j.act == nil || j.ref.N == 0 || j.ref.Median <= 0 {
 			continue
 		}
 		kind := SymptomTrainingStall
@@ -319,19 +418,23 @@ func (an *analysis) corroborated(j *trainJob, start time.Time) bool {
 
 // addTrainingSymptom records the job's stall or slowdown over episode e.
 func (an *analysis) addTrainingSymptom(j *trainJob, kind string, e episode) {
-	n := an.v.n
 	j.symptom = &e
 	low := detect.Median(j.act[e.start : e.end+1])
 	summary := fmt.Sprintf("%s/%s stalled: GPU work (%s) fell to %.0f%% of its earlier level", j.ns, j.name, j.actSignal, 100*low/j.ref.Median)
 	if kind == SymptomTrainingSlowdown {
 		summary = fmt.Sprintf("%s/%s slowed: GPU work (%s) fell %.1f%% below its earlier level", j.ns, j.name, j.actSignal, 100*(1-low/j.ref.Median))
 	}
-	if e.end < n-1 {
-		summary += fmt.Sprintf(" until %s", an.v.time(e.end+1).Format("15:04:05"))
+	_, last := lastValid(j.act)
+	var resolved *time.Time
+	if e.end < last-1 || kind == SymptomTrainingStall && e.end < last {
+		t := an.v.time(e.end + 1)
+		resolved = &t
+		summary += fmt.Sprintf(" until %s, then recovered", t.Format("15:04:05"))
 	}
+	j.current = resolved == nil
 	j.sym = an.addSymptom(symptomRec{
 		Symptom: Symptom{Kind: kind, Entity: Entity{catalog.KeyNamespace: j.ns, catalog.KeyWorkload: j.name},
-			Since: an.v.time(e.start), Summary: summary},
+			Since: an.v.time(e.start), Summary: summary, ResolvedAt: resolved},
 		nodes: j.nodes, pods: j.pods, workload: j.workload(),
 	})
 }

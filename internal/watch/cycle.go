@@ -61,18 +61,27 @@ func (w *Watcher) Cycle(ctx context.Context, at time.Time) error {
 			obs = append(obs, blind(at))
 		}
 		rep = nil
+		w.metrics.blind.Set(1)
 	case err != nil:
 		w.metrics.failures.Inc()
 		return fmt.Errorf("diagnose at %s: %w", at.Format(time.RFC3339), err)
 	default:
 		w.sawData = true
 		obs = append(obs, fromReport(rep, w.opts.FindingConfidence, w.ticketFiring)...)
+		blindNow := 0.0
+		if rep.Blind() {
+			blindNow = 1
+		}
+		w.metrics.blind.Set(blindNow)
 	}
 	obs = append(obs, w.fromRules(rep)...)
 	obs = onePagePerCause(obs, func(id string) bool {
 		i, ok := w.opts.Tracker.Get(id)
 		return ok && i.Firing()
 	})
+	if rep != nil && rep.Blind() {
+		obs = append(obs, w.holdOpen()...)
+	}
 	changes, err := w.opts.Tracker.Observe(at, wall, obs)
 	if err != nil {
 		w.metrics.failures.Inc()
@@ -126,6 +135,25 @@ func onePagePerCause(obs []incident.Observation, firing func(id string) bool) []
 	return out
 }
 
+// holdOpen re-observes the firing incidents, as they are. A blind
+// diagnosis (data, but none in a vocabulary Vigil knows: a relabelling
+// or a wrong target) is no verdict: it neither pages nor resolves what is
+// open on its silence. Those incidents resolve once Vigil sees again and
+// no longer observes them.
+func (w *Watcher) holdOpen() []incident.Observation {
+	var out []incident.Observation
+	for _, i := range w.opts.Tracker.List() {
+		if !i.Firing() {
+			continue
+		}
+		out = append(out, incident.Observation{
+			Kind: i.Kind, Entity: i.Entity, Severity: i.Severity, Since: i.Since,
+			Summary: i.Summary, Source: i.Source, Causes: i.Causes,
+		})
+	}
+	return out
+}
+
 // blind is the observation of a Vigil that receives nothing any more.
 func blind(at time.Time) incident.Observation {
 	return incident.Observation{
@@ -150,6 +178,9 @@ func (w *Watcher) ticketFiring(kind string, e diagnose.Entity) bool {
 func fromReport(rep *diagnose.Report, findingConfidence float64, open func(string, diagnose.Entity) bool) []incident.Observation {
 	var out []incident.Observation
 	for n, s := range rep.Symptoms {
+		if !s.Current() {
+			continue // history: it ended before the cycle and pages nobody
+		}
 		var causes []diagnose.Cause
 		for _, c := range rep.Causes {
 			if slices.Contains(c.Explains, n) {

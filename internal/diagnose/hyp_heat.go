@@ -1,0 +1,328 @@
+package diagnose
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/vigil-obs/vigil/internal/detect"
+)
+
+// recentSteps is how many of a GPU's last working readings say where it
+// is now: the least departure of two (peerRun) ignores a one-scrape blip.
+const recentSteps = peerRun
+
+// recentHorizon bounds how far back those readings may go: older ones are
+// no longer "now".
+const recentHorizon = 10 * time.Minute
+
+// heatReading is one GPU of a job, as its temperature and clock tell it
+// against the job's other GPUs, which do the same work.
+type heatReading struct {
+	g gpuRef
+	// tempNow is the GPU's recent temperature, excessNow its recent excess
+	// over the job's median GPU, rise how far that excess grew over its
+	// usual one, in the job's spread of temperatures across GPUs.
+	tempNow, excessNow, rise, spread float64
+	// climb is how far the excess climbed over the last climbSteps
+	// working readings, rising at each, in the job's spreads (0 when it
+	// did not rise at each).
+	climb float64
+	// clockNow and clockUsual are the GPU's SM clock as a share of the
+	// job's median GPU's, recently and usually; clockZ the drop in the
+	// job's spread of those shares.
+	clockNow, clockUsual, clockZ float64
+	// onset is the first step of the run of hot or slow steps that reaches
+	// the recent readings.
+	onset int
+	lim   thermalLimits
+	// limKnown: lim is the GPU's own (DCGM_FI_DEV_SLOWDOWN_TEMP) or its
+	// model's documented limits.
+	limKnown bool
+}
+
+// heatUnits is the temperature's evidence: the larger of the rise over the
+// job's other GPUs and the closeness to the GPU's limits (both read the
+// same sensor, so they do not add up). A GPU at or below its peers is not
+// hot.
+func (h heatReading) heatUnits() float64 {
+	if !(h.excessNow > 0) {
+		return 0
+	}
+	u := max(units(h.rise), units(h.climb))
+	if h.limKnown {
+		u = max(u, headroomUnits(h.tempNow, h.lim))
+	}
+	return u
+}
+
+// clockUnits is the clock's evidence: the drop of the GPU's share of its
+// peers' clock below its usual share.
+func (h heatReading) clockUnits() float64 { return units(h.clockZ) }
+
+// hypHeat: a GPU of a training job that runs hotter than the job's other
+// GPUs (beyond their spread) or close to its slowdown temperature, with
+// its SM clock below its usual share of theirs — the shape of a cooling
+// fault with dcgm-exporter's default fields only (no violation counters,
+// no clock-event reasons). The strength grows with both: a GPU a few
+// degrees warmer than its peers, far from its limits, at its peers' clock
+// is no candidate; one 25 °C hotter at half their clock is a strong one.
+// Heat with no clock drop yet is an overheating finding.
+func (an *analysis) hypHeat(ctx context.Context) ([]*candidate, error) {
+	ts, err := an.v.sigs(ctx, "gpu.temp", "gpu.sm_clock", "gpu.power", "gpu.slowdown_temp")
+	if err != nil {
+		return nil, err
+	}
+	models := an.gpuModels()
+	slow := ts[3].byEntity()
+	var out []*candidate
+	for _, j := range an.jobs {
+		for _, h := range an.heatReadings(j, ts[0], ts[1], ts[2], slow, models) {
+			hu, cu := h.heatUnits(), h.clockUnits()
+			if hu == 0 {
+				continue
+			}
+			g := h.g
+			c := an.gpuCandidate(KindGPUThermalThrottle, g.node, g.gpu)
+			c.onset = an.v.time(h.onset)
+			c.strength = strengthOf(hu + cu)
+			c.direct = cu > 0
+			c.headline = fmt.Sprintf("%s GPU %s overheating", g.node, g.gpu)
+			c.action = fmt.Sprintf("check the cooling of %s (fans, airflow, inlet temperature) before the GPU throttles", g.node)
+			if cu > 0 {
+				c.headline = fmt.Sprintf("%s GPU %s thermal throttling", g.node, g.gpu)
+				c.action = fmt.Sprintf("check the cooling of %s (fans, airflow, inlet temperature); drain it if the GPU keeps throttling", g.node)
+			}
+			limit := ""
+			if units(h.climb) > units(h.rise) {
+				limit = fmt.Sprintf(", climbing %.0f°C over its last %d readings", h.climb*h.spread, climbSteps)
+			}
+			if h.limKnown {
+				limit += fmt.Sprintf(", %.0f°C under its slowdown temperature of %.0f°C", h.lim.Slowdown-h.tempNow, h.lim.Slowdown)
+			}
+			c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_GPU_TEMP", Query: an.v.query("gpu.temp", gpuMatchers(an.v, g.node, g.gpu)),
+				Summary: fmt.Sprintf("%.0f°C, %.0f°C above the job's median GPU from %s (%.1f of the job's spreads of %.1f°C over its usual excess)%s",
+					h.tempNow, h.excessNow, an.v.time(h.onset).Format(time.TimeOnly), math.Max(0, h.rise), h.spread, limit)})
+			if cu > 0 {
+				c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_SM_CLOCK", Query: an.v.query("gpu.sm_clock", gpuMatchers(an.v, g.node, g.gpu)),
+					Summary: fmt.Sprintf("SM clock at %.0f%% of the job's median GPU's (usually %.0f%%)", 100*h.clockNow, 100*h.clockUsual)})
+			}
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// gpuModels maps GPU keys to dcgm-exporter's modelName.
+func (an *analysis) gpuModels() map[string]string {
+	out := map[string]string{}
+	for _, n := range an.v.topo.Nodes {
+		for _, g := range n.GPUs {
+			out[gpuKey(n.Name, g.Index)] = g.Model
+		}
+	}
+	return out
+}
+
+// heatReadings reads every GPU of j against the job's others. Steps while
+// the job pauses (a checkpoint) and the few after it are left out: its
+// GPUs cool and warm again each at its own pace.
+func (an *analysis) heatReadings(j *trainJob, temp, clock, power *table, slow map[string]*row, models map[string]string) []heatReading {
+	n := an.v.n
+	rows, crows, prows := j.rows(temp), j.rows(clock), j.rows(power)
+	if len(nonNil(rows)) < 3 {
+		return nil
+	}
+	working := j.working(n, workMask)
+	excess := excessOverPeers(rows, n)
+	spread := spreadAcross(rows, n, working, 1) // whole-degree readings
+	share := shareOfPeers(crows, n)
+	shareSpread := spreadAcross(shareRows(share), n, working, 0.01) // boost clocks move in ~15 MHz bins
+	horizon := max(recentSteps, int(recentHorizon/an.v.step))
+	var out []heatReading
+	for k, g := range j.gpus {
+		if excess[k] == nil {
+			continue
+		}
+		recent := recentWorking(excess[k], working, horizon)
+		if len(recent) == 0 {
+			continue
+		}
+		usual := usualWorking(excess[k], working)
+		h := heatReading{g: g, spread: spread, clockZ: math.NaN(), clockNow: math.NaN(), clockUsual: math.NaN()}
+		h.tempNow = minOf(pick(rows[k].v, recent))
+		h.excessNow = minOf(pick(excess[k], recent))
+		h.rise = (h.excessNow - usual) / spread
+		h.climb = climbOf(excess[k], working, horizon) / spread
+		sd := math.NaN()
+		if r := slow[g.key()]; r != nil {
+			sd, _ = lastValid(r.v)
+		}
+		h.lim, h.limKnown = limitsOf(models[g.key()], sd)
+		if p := prows[k]; p != nil && share != nil {
+			// A GPU that draws more than its peers runs hotter for it (the
+			// busy rank the others wait for): that is no cooling fault.
+			pref := reference(p.v, detect.Floor{Rel: 0.01, Abs: 5})
+			if pref.Z(detect.Median(pick(p.v, recent))) >= slowZ && h.heatUnitsNoLimit() > 0 {
+				continue
+			}
+		}
+		if share != nil && share[k] != nil {
+			h.clockNow = maxOf(pick(share[k], recent))
+			h.clockUsual = usualWorking(share[k], working)
+			h.clockZ = (h.clockUsual - h.clockNow) / shareSpread
+		}
+		hot := func(i int) bool {
+			return working[i] && ((excess[k][i]-usual)/spread > noiseZ ||
+				share != nil && share[k] != nil && (h.clockUsual-share[k][i])/shareSpread > noiseZ)
+		}
+		h.onset = recent[0]
+		for i := recent[len(recent)-1]; i >= 0; i-- {
+			if hot(i) {
+				h.onset = i
+			} else if working[i] {
+				break
+			}
+		}
+		out = append(out, h)
+	}
+	return out
+}
+
+// climbSteps is how many readings a climb spans: a heat sink that stops
+// cooling warms its GPU steadily, by a degree or more at every reading,
+// while noise does not climb at each of three.
+const climbSteps = 3
+
+// climbOf returns how far v rose over its last climbSteps working
+// readings (within horizon steps), when it rose by at least a degree at
+// each; else 0.
+func climbOf(v []float64, working []bool, horizon int) float64 {
+	var pts []float64
+	for i := len(v) - 1; i >= 0 && i >= len(v)-horizon && len(pts) < climbSteps; i-- {
+		if working[i] && !math.IsNaN(v[i]) {
+			pts = append(pts, v[i])
+		}
+	}
+	if len(pts) < climbSteps {
+		return 0
+	}
+	for k := 0; k+1 < len(pts); k++ {
+		if pts[k]-pts[k+1] < 1 { // pts is newest first
+			return 0
+		}
+	}
+	return pts[0] - pts[len(pts)-1]
+}
+
+// heatUnitsNoLimit is heatUnits from the rise over the peers alone.
+func (h heatReading) heatUnitsNoLimit() float64 {
+	if !(h.excessNow > 0) {
+		return 0
+	}
+	return max(units(h.rise), units(h.climb))
+}
+
+// spreadAcross is the job's spread across its GPUs: per working step the
+// robust scale of the rows' values, the median over the steps, at least
+// floor (a reading's resolution).
+func spreadAcross(rows []*row, n int, working []bool, floor float64) float64 {
+	var scales []float64
+	vals := make([]float64, 0, len(rows))
+	for i := range n {
+		if !working[i] {
+			continue
+		}
+		vals = vals[:0]
+		for _, r := range rows {
+			if r != nil && !math.IsNaN(r.v[i]) {
+				vals = append(vals, r.v[i])
+			}
+		}
+		if len(vals) >= 3 {
+			scales = append(scales, detect.NewBaseline(vals, detect.Floor{}).Scale)
+		}
+	}
+	if s := detect.Median(scales); s > floor {
+		return s
+	}
+	return floor
+}
+
+// shareOfPeers returns, per row, its values divided by the rows' median at
+// each step (nil for a nil row; nil when fewer than three rows).
+func shareOfPeers(rows []*row, n int) [][]float64 {
+	if len(nonNil(rows)) < 3 {
+		return nil
+	}
+	med := medianAcross(nonNil(rows), n)
+	out := make([][]float64, len(rows))
+	for k, r := range rows {
+		if r == nil {
+			continue
+		}
+		out[k] = make([]float64, n)
+		for i := range n {
+			out[k][i] = math.NaN()
+			if med[i] > 0 {
+				out[k][i] = r.v[i] / med[i]
+			}
+		}
+	}
+	return out
+}
+
+func shareRows(share [][]float64) []*row {
+	out := make([]*row, len(share))
+	for k, s := range share {
+		if s != nil {
+			out[k] = &row{v: s}
+		}
+	}
+	return out
+}
+
+// recentWorking returns the last recentSteps working steps with a value
+// within the last horizon steps, oldest first.
+func recentWorking(v []float64, working []bool, horizon int) []int {
+	var out []int
+	for i := len(v) - 1; i >= 0 && i >= len(v)-horizon && len(out) < recentSteps; i-- {
+		if working[i] && !math.IsNaN(v[i]) {
+			out = append([]int{i}, out...)
+		}
+	}
+	return out
+}
+
+// usualWorking is the median of the first quarter of a row's working
+// steps with a value (at least ten): what it was before whatever happened
+// later.
+func usualWorking(v []float64, working []bool) float64 {
+	var pts []float64
+	for i, x := range v {
+		if working[i] && !math.IsNaN(x) {
+			pts = append(pts, x)
+		}
+	}
+	want := max(10, len(pts)/4)
+	return detect.Median(pts[:min(want, len(pts))])
+}
+
+func pick(v []float64, idx []int) []float64 {
+	out := make([]float64, 0, len(idx))
+	for _, i := range idx {
+		out = append(out, v[i])
+	}
+	return out
+}
+
+func minOf(v []float64) float64 {
+	m := math.NaN()
+	for _, x := range v {
+		if !math.IsNaN(x) && (math.IsNaN(m) || x < m) {
+			m = x
+		}
+	}
+	return m
+}
