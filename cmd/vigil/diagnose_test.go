@@ -207,8 +207,10 @@ func TestDiagnoseUsage(t *testing.T) {
 }
 
 // TestDiagnoseNoVocabulary: metrics in no known vocabulary and no
-// --entity-label are a healthy report without causes and a warning, in
-// the object and on stderr, that suggests --entity-label.
+// --entity-label (a wrong URL, relabelled metrics) are a blind report,
+// exit 0: not healthy, no causes, the whole cluster in coverage.blind, a
+// page that says BLIND instead of healthy, and a warning, in the object
+// and on stderr, that suggests --entity-label.
 func TestDiagnoseNoVocabulary(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "foo.prom")
 	require.NoError(t, os.WriteFile(path, []byte("foo_bar{x=\"1\"} 1 1700000000000\nfoo_bar{x=\"2\"} 3 1700000000000\n"), 0o644))
@@ -223,13 +225,20 @@ func TestDiagnoseNoVocabulary(t *testing.T) {
 		require.Regexp(t, `^(vigil: warning: [^\n]+\n)+$`, r.stderr)
 		if !asJSON {
 			require.Contains(t, r.stdout, "--entity-label")
+			require.True(t, strings.HasPrefix(r.stdout, "Vigil diagnosis at 2023-11-14 22:13:20 UTC — BLIND: no telemetry Vigil knows (1 metric name: foo_bar; "), r.stdout)
+			require.Contains(t, r.stdout, "nothing can be said about the cluster's health\nHint: ")
+			require.NotContains(t, r.stdout, "healthy")
 			continue
 		}
 		rep := decodeOne[diagnose.Report](t, r.stdout)
 		require.Equal(t, "2023-11-14T22:13:20Z", rep.At.Format(time.RFC3339))
 		require.Empty(t, rep.Causes)
 		require.Empty(t, rep.Symptoms)
-		require.True(t, rep.Healthy)
+		require.False(t, rep.Healthy, "blind is no verdict of healthy")
+		require.True(t, rep.Blind())
+		require.Len(t, rep.Coverage.Blind, 1)
+		require.Empty(t, rep.Coverage.Blind[0].Entity, "the whole cluster")
+		require.Contains(t, r.stdout, `"coverage":{"layers":{"gpu":{"entities":0,"vocabularies":[]},"node":`)
 		require.True(t, strings.Contains(strings.Join(rep.Warnings, "\n"), "--entity-label"), "warnings: %q", rep.Warnings)
 		for _, w := range rep.Warnings {
 			require.Contains(t, r.stderr, "vigil: warning: "+w+"\n")

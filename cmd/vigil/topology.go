@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/ingest/fileimport"
 	"github.com/vigil-obs/vigil/internal/store"
 	"github.com/vigil-obs/vigil/internal/topology"
@@ -34,8 +35,10 @@ func newTopologyCmd(e *env) *cobra.Command {
 		Long: `Print the cluster's entity tree at one instant: each node (one name across
 dcgm-exporter, kube-state-metrics and node-exporter, resolved to the Kubernetes
 node name), its GPUs with their model and a one-word health hint (ok, hot,
-throttled, xid, ecc, lost, idle, unknown), the pods using each GPU, and the
-workloads, services and served models of those pods.
+throttled, xid, ecc, lost, idle, unknown from their latest values; the kind
+of what vigil diagnose names on a GPU or a node with confidence 0.5 or more,
+e.g. pcie_degraded or exporter_down, over those), the pods using each GPU,
+and the workloads, services and served models of those pods.
 
 The data comes from files (--input, OpenMetrics or Prometheus text, "-" for
 standard input; samples without a timestamp are taken at --at, or now), from
@@ -83,6 +86,9 @@ func runTopology(ctx context.Context, e *env, f topologyFlags) error {
 		return err
 	}
 	topo, err := topology.Build(ctx, src, catalog.Default(), at, opts)
+	if err == nil {
+		err = applyDiagnosis(ctx, topo, src, at, f.tenantLabel, logger)
+	}
 	if cerr := closeSrc(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -99,6 +105,27 @@ func runTopology(ctx context.Context, e *env, f topologyFlags) error {
 		return json.NewEncoder(e.stdout).Encode(topo)
 	}
 	return topology.WriteText(e.stdout, topo)
+}
+
+// applyDiagnosis diagnoses src at at with the engine `vigil diagnose`
+// runs and sets what it names on nodes and GPUs as their health hints, so
+// that the two commands agree: a GPU the diagnosis calls pcie_degraded is
+// not ok in the tree. Data too old for the diagnosis's window leaves the
+// topology's own hints.
+func applyDiagnosis(ctx context.Context, topo *topology.Topology, src topology.Source, at time.Time, tenantLabel string, logger *slog.Logger) error {
+	eng, err := diagnose.New(diagnose.Options{TenantLabel: tenantLabel, Logger: logger})
+	if err != nil {
+		return err
+	}
+	rep, err := eng.Diagnose(ctx, src, at)
+	switch {
+	case errors.Is(err, diagnose.ErrNoData):
+		return nil
+	case err != nil:
+		return fmt.Errorf("diagnose: %w", err)
+	}
+	topo.ApplyHints(rep.Hints())
+	return nil
 }
 
 // sourceFlags name where a read-only command reads: files, a

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"flag"
 	"log/slog"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vigil-obs/vigil/internal/api"
+	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/ingest/fileimport"
 	"github.com/vigil-obs/vigil/internal/peertest"
 	"github.com/vigil-obs/vigil/internal/topology"
@@ -23,15 +26,29 @@ var (
 	mixedAt   = "2026-11-12T02:50:00Z"
 )
 
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/")
+
 // TestTopologyInput checks the text tree and the JSON object from --input:
-// the text is the package's golden tree, --at defaults to the newest
-// sample, warnings go to stderr only.
+// the text is the package's golden tree with what the diagnosis names on
+// GPUs over their hints (testdata/topology-mixed.txt.golden; go test
+// -update rewrites it), --at defaults to the newest sample, warnings go to
+// stderr only.
 func TestTopologyInput(t *testing.T) {
-	want, err := os.ReadFile(filepath.Join("..", "..", "internal", "topology", "testdata", "mixed.txt.golden"))
-	require.NoError(t, err)
 	r := runVigil(t, "", "topology", "--input", mixedDump)
 	require.NoError(t, r.err, r.stderr)
+	golden := filepath.Join("testdata", "topology-mixed.txt.golden")
+	if *update {
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(golden, []byte(r.stdout), 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
 	require.Equal(t, string(want), r.stdout)
+	pkg, err := os.ReadFile(filepath.Join("..", "..", "internal", "topology", "testdata", "mixed.txt.golden"))
+	require.NoError(t, err)
+	require.Equal(t, strings.Count(string(pkg), "\n"), strings.Count(r.stdout, "\n"), "the package's tree, hints aside")
+	require.Contains(t, r.stdout, "exporter_down  — dcgm-exporter on gpu-node-03 stopped reporting GPU 2 (diagnosis, confidence",
+		"where the tree said lost, the diagnosis's finding")
 	require.Regexp(t, `^(vigil: warning: [^\n]+\n)+$`, r.stderr)
 	require.Contains(t, r.stderr, "dcgm-exporter names no pod on nodes where pods request GPUs")
 
@@ -141,4 +158,57 @@ func TestTopologyPrometheus(t *testing.T) {
 	text := runVigil(t, "", "topology", "--prometheus", p.URL, "--at", mixedAt)
 	require.NoError(t, text.err, text.stderr)
 	require.True(t, strings.HasPrefix(text.stdout, "at "+mixedAt+": 4 nodes, 12 GPUs"), text.stdout)
+}
+
+// TestTopologyAgreesWithDiagnose: what vigil diagnose names on a GPU or a
+// node with confidence 0.5 or more is that GPU's or node's hint in vigil
+// topology, in the text and the JSON: a PCIe replay storm is
+// pcie_degraded in both, not ok in the tree.
+func TestTopologyAgreesWithDiagnose(t *testing.T) {
+	d := writeDump(t, t.TempDir(), "pcie_degraded", smallCluster(3))
+	require.Len(t, d.truth, 1)
+	at := d.end().Format(time.RFC3339)
+	r := runVigil(t, "", "diagnose", "--input", d.path, "--at", at, "--json")
+	require.NoError(t, r.err, r.stderr)
+	rep := decodeOne[diagnose.Report](t, r.stdout)
+	r = runVigil(t, "", "topology", "--input", d.path, "--at", at, "--json")
+	require.NoError(t, r.err, r.stderr)
+	topo := decodeOne[topology.Topology](t, r.stdout)
+	text := runVigil(t, "", "topology", "--input", d.path, "--at", at)
+	require.NoError(t, text.err, text.stderr)
+
+	hint := func(node, gpu string) topology.Health {
+		for _, n := range topo.Nodes {
+			if n.Name != node {
+				continue
+			}
+			if gpu == "" {
+				return n.Health
+			}
+			for _, g := range n.GPUs {
+				if g.Index == gpu {
+					return g.Health
+				}
+			}
+		}
+		return ""
+	}
+	hints := rep.Hints()
+	require.NotEmpty(t, hints, "the diagnosis names something on a GPU or a node")
+	seen := map[[2]string]bool{}
+	for _, h := range hints {
+		if k := [2]string{h.Node, h.GPU}; !seen[k] {
+			seen[k] = true // the strongest call on it; weaker ones follow
+			require.Equal(t, h.Health, hint(h.Node, h.GPU), "%s GPU %q", h.Node, h.GPU)
+		}
+	}
+	f := d.truth[0]
+	node, gpu := f.Entity["node"], f.Entity["gpu"]
+	require.Equal(t, topology.Health(diagnose.KindPCIeDegraded), hint(node, gpu), "the faulty GPU %s/%s", node, gpu)
+	require.True(t, slices.ContainsFunc(rep.Findings, func(c diagnose.Cause) bool {
+		return c.Kind == diagnose.KindPCIeDegraded && c.Entity["node"] == node && c.Entity["gpu"] == gpu && c.Confidence >= 0.5
+	}) || slices.ContainsFunc(rep.Causes, func(c diagnose.Cause) bool {
+		return c.Kind == diagnose.KindPCIeDegraded && c.Entity["node"] == node && c.Entity["gpu"] == gpu && c.Confidence >= 0.5
+	}), "diagnose names it")
+	require.Regexp(t, `(?m)^  gpu `+gpu+` .*  pcie_degraded  `, text.stdout)
 }

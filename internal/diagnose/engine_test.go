@@ -140,6 +140,10 @@ func TestDiagnoseFaults(t *testing.T) {
 				require.False(t, rep.Healthy, brief(rep))
 				requireContract(t, run, rep)
 				requireNoDecoyCalled(t, run, rep)
+				if truth.Kind == diagnose.KindExporterDown {
+					require.True(t, slices.ContainsFunc(rep.Coverage.Blind, func(b diagnose.BlindSpot) bool { return eval.EntityMatch(truth.Entity, b.Entity) }),
+						"Vigil is blind to %v: %+v", truth.Entity, rep.Coverage.Blind)
+				}
 			})
 		}
 	}
@@ -215,6 +219,16 @@ func requireContract(t *testing.T, run *simRun, rep *diagnose.Report) {
 			}
 		}
 	}
+	require.False(t, rep.Blind(), "the simulator speaks vocabularies Vigil knows")
+	cfg := run.sim.Config()
+	// Every GPU and node is seen but those of a node that went down.
+	gpus, hosts := rep.Coverage.Layers.GPU.Entities, rep.Coverage.Layers.Node.Entities
+	require.True(t, gpus == cfg.Nodes*cfg.GPUsPerNode || gpus == (cfg.Nodes-1)*cfg.GPUsPerNode, "%d GPUs seen", gpus)
+	require.True(t, hosts == cfg.Nodes || hosts == cfg.Nodes-1, "%d nodes seen by node-exporter", hosts)
+	for _, b := range rep.Coverage.Blind {
+		checkEntity("blind spot", b.Entity)
+		require.NotEmpty(t, b.Reason)
+	}
 	symptom := false
 	for _, s := range rep.Symptoms {
 		symptom = true
@@ -283,6 +297,7 @@ func requireJSONFields(t *testing.T, rep *diagnose.Report) {
 	require.NoError(t, err, "at is RFC 3339")
 	require.True(t, at.Equal(rep.At))
 	require.IsType(t, true, m["healthy"])
+	requireCoverageJSON(t, m)
 	require.IsType(t, []any{}, m["warnings"], "warnings is an array, never null")
 	require.IsType(t, []any{}, m["symptoms"], "symptoms is an array, never null")
 	for _, s := range m["symptoms"].([]any) {

@@ -50,8 +50,35 @@ func pageReport() *diagnose.Report {
 				Evidence: ev("DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "no GPU work for 40m0s"), Action: "ask the owner to release the GPU"},
 		},
 		Warnings: []string{"node-exporter's instance 10.0.1.19:9100 maps to no node"},
+		Coverage: pageCoverage(),
 	}
 	return rep
+}
+
+// pageCoverage is the coverage of a cluster of ten nodes, one of whose
+// dcgm-exporter stopped reporting, and another with no dcgm-exporter.
+func pageCoverage() diagnose.Coverage {
+	since := time.Date(2026, 11, 12, 2, 41, 0, 0, time.UTC)
+	layer := func(vocs []string, counts map[string]int) diagnose.Layer {
+		l := diagnose.Layer{Vocabularies: vocs, Counts: counts}
+		for _, n := range counts {
+			l.Entities += n
+		}
+		return l
+	}
+	return diagnose.Coverage{
+		Layers: diagnose.Layers{
+			GPU:        layer([]string{"dcgm-exporter"}, map[string]int{"gpu": 72}),
+			Node:       layer([]string{"node-exporter"}, map[string]int{"node": 10}),
+			Kubernetes: layer([]string{"kube-state-metrics"}, map[string]int{"node": 10, "pod": 92}),
+			Inference:  layer([]string{"vllm"}, map[string]int{"server": 2, "model": 1}),
+			Logs:       layer([]string{"vigil-logs"}, nil),
+		},
+		Blind: []diagnose.BlindSpot{
+			{Entity: diagnose.Entity{"node": "gpu-node-03"}, Reason: "dcgm-exporter stopped reporting its GPUs at 02:41:00 while the node is up", Since: &since},
+			{Entity: diagnose.Entity{"node": "gpu-node-09"}, Reason: "kube-state-metrics gives it 8 GPUs (nvidia.com/gpu capacity) and no dcgm-exporter series names them"},
+		},
+	}
 }
 
 var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
@@ -61,13 +88,22 @@ var ansi = regexp.MustCompile("\x1b\\[[0-9;]*m")
 // a terminal.
 func TestWriteText(t *testing.T) {
 	healthy := &diagnose.Report{At: time.Date(2026, 11, 12, 2, 50, 30, 0, time.UTC), Healthy: true,
-		Symptoms: []diagnose.Symptom{}, Causes: []diagnose.Cause{}, Findings: []diagnose.Cause{}, Warnings: []string{}}
+		Symptoms: []diagnose.Symptom{}, Causes: []diagnose.Cause{}, Findings: []diagnose.Cause{}, Warnings: []string{},
+		Coverage: diagnose.Coverage{Layers: diagnose.Layers{
+			GPU:  diagnose.Layer{Entities: 1, Vocabularies: []string{"dcgm-exporter"}, Counts: map[string]int{"gpu": 1}},
+			Node: diagnose.Layer{Entities: 1, Vocabularies: []string{"node-exporter"}, Counts: map[string]int{"node": 1}},
+		}}}
+	blind := &diagnose.Report{At: time.Date(2026, 11, 12, 2, 50, 30, 0, time.UTC),
+		Symptoms: []diagnose.Symptom{}, Causes: []diagnose.Cause{}, Findings: []diagnose.Cause{},
+		Warnings: []string{"no known vocabulary in the data: nothing to diagnose; name a label with --entity-label"},
+		Coverage: diagnose.Coverage{Blind: []diagnose.BlindSpot{{Entity: diagnose.Entity{}, Reason: "no telemetry Vigil knows (1 metric name: foo_bar)"}}}}
 	for _, tt := range []struct {
 		golden string
 		rep    *diagnose.Report
 	}{
 		{"page.golden", pageReport()},
 		{"healthy.golden", healthy},
+		{"blind.golden", blind},
 	} {
 		t.Run(tt.golden, func(t *testing.T) {
 			var plain, color bytes.Buffer
@@ -94,6 +130,8 @@ func TestWriteTextPage(t *testing.T) {
 	require.NoError(t, diagnose.WriteText(&b, pageReport(), false))
 	page := b.String()
 	require.Regexp(t, `^Vigil diagnosis at 2026-11-12 02:50:30 UTC — NOT HEALTHY\n`, page)
+	require.Contains(t, page, "\nSeen: 72 GPUs (dcgm-exporter), 10 nodes (node-exporter), 10 nodes and 92 pods (kube-state-metrics), "+
+		"2 servers and 1 model (vllm), no entity (vigil-logs); blind to gpu-node-03's GPUs since 02:41:00, gpu-node-09's GPUs\n")
 	require.Contains(t, page, "1. 0.93  nvlink_degraded")
 	require.Contains(t, page, "node=gpu-node-06 gpu=3")
 	require.Contains(t, page, "action:   cordon gpu-node-06; restart the job on healthy nodes")

@@ -99,8 +99,14 @@ func writeNode(w *errWriter, n *Node) {
 	if n.GPUCapacity > 0 {
 		facts = append(facts, "capacity "+plural(n.GPUCapacity, "GPU"))
 	}
+	if n.Health != "" {
+		facts = append(facts, string(n.Health))
+	}
 	if len(facts) > 0 {
 		head += "  " + strings.Join(facts, ", ")
+	}
+	if n.Reason != "" {
+		head += "  — " + n.Reason
 	}
 	fmt.Fprintln(w, head)
 	if names := identityText(n); names != "" {

@@ -41,6 +41,12 @@ type Node struct {
 	// GPUCapacity is the node's nvidia.com/gpu capacity from
 	// kube-state-metrics; 0 when unknown.
 	GPUCapacity int `json:"gpu_capacity,omitempty"`
+	// Health is a hint about the node itself, set only by ApplyHints (the
+	// diagnosis's cause or finding on the node, e.g. node_down); empty
+	// when nothing is known against it.
+	Health Health `json:"health,omitempty"`
+	// Reason explains Health in one sentence.
+	Reason string `json:"health_reason,omitempty"`
 	// GPUs are the GPUs dcgm-exporter reports on the node.
 	GPUs []*GPU `json:"gpus"`
 	// Pods are the pods scheduled on the node.
@@ -70,7 +76,9 @@ type GPU struct {
 	UUID string `json:"uuid,omitempty"`
 	// Model is the GPU's product name, e.g. "NVIDIA H100 80GB HBM3".
 	Model string `json:"gpu_model,omitempty"`
-	// Health is the one-word hint.
+	// Health is the one-word hint: one of the Health* constants from the
+	// GPU's latest values, or the kind of the diagnosis's cause or finding
+	// on it (ApplyHints).
 	Health Health `json:"health"`
 	// Reason explains Health in one sentence.
 	Reason string `json:"health_reason,omitempty"`

@@ -10,6 +10,7 @@ type metrics struct {
 	changes          *prometheus.CounterVec
 	duration         prometheus.Histogram
 	last             prometheus.Gauge
+	blind            prometheus.Gauge
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -33,9 +34,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		last: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "vigil_watch_last_evaluation_timestamp_seconds", Help: "Data-clock time of the latest evaluation cycle.",
 		}),
+		blind: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vigil_watch_blind", Help: "1 when the latest cycle's diagnosis saw no telemetry in a vocabulary Vigil knows, or none at all: its silence is no verdict of healthy.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.cycles, m.failures, m.taskFailures, m.changes, m.duration, m.last)
+		reg.MustRegister(m.cycles, m.failures, m.taskFailures, m.changes, m.duration, m.last, m.blind)
 	}
 	return m
 }
