@@ -1,6 +1,10 @@
 package catalog
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/vigil-obs/vigil/internal/kinds"
+)
 
 // Action is a resolution bucket of NVIDIA's XID catalog.
 type Action string
@@ -49,12 +53,12 @@ type XID struct {
 
 // Cause kinds an XID evidences (DESIGN.md).
 const (
-	CauseXID       = "gpu_xid_error"
-	CauseGPULost   = "gpu_lost"
-	CauseNVLink    = "nvlink_degraded"
-	CauseMemory    = "gpu_memory_errors"
-	CausePCIe      = "pcie_degraded"
-	CausePowerTemp = "gpu_power_throttle"
+	CauseXID       = kinds.GPUXIDError
+	CauseGPULost   = kinds.GPULost
+	CauseNVLink    = kinds.NVLinkDegraded
+	CauseMemory    = kinds.GPUMemoryErrors
+	CausePCIe      = kinds.PCIeDegraded
+	CausePowerTemp = kinds.GPUPowerThrottle
 )
 
 // XID returns the catalog row of an XID code.

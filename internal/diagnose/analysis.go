@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-obs/vigil/internal/detect"
+	"github.com/vigil-obs/vigil/internal/kinds"
 )
 
 // analysis is one diagnosis in progress: the view, the workloads found in
@@ -68,16 +69,96 @@ type candidate struct {
 // read from the same signals) and returns its candidates.
 type hypothesis func(ctx context.Context, an *analysis) ([]*candidate, error)
 
-// hypotheses are the knowledge layer: one per cause kind (or a family read
-// from the same signals), in hyp_*.go. The request path's come last: a
-// slow model server defers to what the metrics say about it.
-func hypotheses() []hypothesis {
-	return []hypothesis{
-		hypXID, hypNVLink, hypThermal, hypPower, hypMemoryErrors, hypPCIe,
-		hypNodeDown, hypNodeCPU, hypNodeMemory, hypNodeNetwork, hypInputPipeline, hypStraggler,
-		hypPodRestarts, hypPodEvicted, hypCapacity, hypKVCache, hypExporterDown, hypGPUIdle, hypRollout, hypDrift,
-		hypDependency, hypTenant, hypLoggedOOM,
+// detector is a named hypothesis: one detector may find several kinds
+// (the XID table names many), and runs once.
+type detector struct {
+	name string
+	run  hypothesis
+	// late detectors run after every other: they weigh the candidates
+	// the platform's detectors found (a slow model server defers to what
+	// the metrics say about it).
+	late bool
+}
+
+// detectors registers, for every kind of internal/kinds, the detectors
+// that find it, in hyp_*.go (the generic layer's metric_anomaly runs
+// apart, under --entity-label). A test fails when a kind has none.
+func detectors() map[string][]detector {
+	var (
+		xid      = detector{"xid", hypXID, false}
+		nvlink   = detector{"nvlink", hypNVLink, false}
+		thermal  = detector{"thermal", hypThermal, false}
+		power    = detector{"power", hypPower, false}
+		memory   = detector{"memory", hypMemoryErrors, false}
+		pcie     = detector{"pcie", hypPCIe, false}
+		nodeDown = detector{"node-down", hypNodeDown, false}
+		cpu      = detector{"node-cpu", hypNodeCPU, false}
+		nodeMem  = detector{"node-memory", hypNodeMemory, false}
+		network  = detector{"node-network", hypNodeNetwork, false}
+		input    = detector{"input-pipeline", hypInputPipeline, false}
+		strag    = detector{"straggler", hypStraggler, false}
+		restarts = detector{"pod-restarts", hypPodRestarts, false}
+		evicted  = detector{"pod-evicted", hypPodEvicted, false}
+		capacity = detector{"capacity", hypCapacity, false}
+		kv       = detector{"kv-cache", hypKVCache, false}
+		exporter = detector{"exporter-down", hypExporterDown, false}
+		idle     = detector{"gpu-idle", hypGPUIdle, false}
+		rollout  = detector{"rollout", hypRollout, false}
+		drift    = detector{"drift", hypDrift, false}
+		dep      = detector{"dependency", hypDependency, true}
+		tenant   = detector{"tenant", hypTenant, true}
+		oomLog   = detector{"logged-oom", hypLoggedOOM, true}
+	)
+	return map[string][]detector{
+		KindGPUXIDError:         {xid},
+		KindNVLinkDegraded:      {xid, nvlink},
+		KindGPULost:             {xid, exporter},
+		KindGPUThermalThrottle:  {xid, thermal},
+		KindGPUPowerThrottle:    {xid, power},
+		KindGPUMemoryErrors:     {xid, memory},
+		KindPCIeDegraded:        {xid, pcie},
+		KindNodeDown:            {nodeDown},
+		KindNodeCPUSaturated:    {cpu},
+		KindNodeMemoryPressure:  {nodeMem, oomLog},
+		KindNodeNetworkDegraded: {network},
+		KindInputPipelineSlow:   {input},
+		KindPodOOMKilled:        {restarts, oomLog},
+		KindPodCrashLoop:        {restarts},
+		KindPodEvicted:          {evicted},
+		KindStraggler:           {strag},
+		KindCapacitySaturated:   {capacity},
+		KindKVCacheExhausted:    {kv},
+		KindDependencySlow:      {dep},
+		KindTenantFailure:       {tenant},
+		KindBadRollout:          {rollout},
+		KindModelDrift:          {drift},
+		KindExporterDown:        {exporter},
+		KindGPUIdle:             {idle},
 	}
+}
+
+// hypotheses are the knowledge layer, derived from the registry: every
+// kind's detectors, each once, in the registry's order (GPU hardware
+// first; the request path's after the platform's, so a slow model server
+// defers to what the metrics say about it; what the logs alone say last).
+func hypotheses() []hypothesis {
+	ds := detectors()
+	var seen []string
+	var out, late []hypothesis
+	for _, k := range kinds.All() {
+		for _, d := range ds[k.Name] {
+			if slices.Contains(seen, d.name) {
+				continue
+			}
+			seen = append(seen, d.name)
+			if d.late {
+				late = append(late, d.run)
+			} else {
+				out = append(out, d.run)
+			}
+		}
+	}
+	return append(out, late...)
 }
 
 // run finds the workloads and symptoms, then runs every hypothesis.

@@ -480,6 +480,11 @@ func podKey(ns, pod string) string {
 // condition, reason, ...). A signal with no source in the store gives an
 // empty table.
 func (v *view) sig(ctx context.Context, name string, keep ...string) (*table, error) {
+	if !v.e.declared[name] {
+		// A typo, or a detector reading what its kind does not declare:
+		// fail loudly rather than switch the detector off.
+		return nil, fmt.Errorf("%w: %q is read but no kind or symptom of internal/kinds declares it", errUndeclared, name)
+	}
 	s, ok := v.sigSpec(name, keep...)
 	if !ok {
 		return &table{metric: name}, nil
@@ -545,36 +550,11 @@ func (v *view) query(name, matchers string) string {
 	return sel
 }
 
-// reads are the signals the hypotheses read, with the labels they keep
-// apart: specs prefetches them concurrently.
-var reads = []struct {
-	signal string
-	keep   []string
-}{
-	{"gpu.tensor_active", nil}, {"gpu.sm_active", nil}, {"gpu.gr_engine_active", nil}, {"gpu.util", nil},
-	{"gpu.nvlink_bandwidth", nil}, {"gpu.sm_clock", nil}, {"gpu.temp", nil}, {"gpu.slowdown_temp", nil},
-	{"gpu.thermal_violation", nil}, {"gpu.power_violation", nil}, {"gpu.clock_event_reasons", nil},
-	{"gpu.xid", nil}, {"gpu.xid_count", []string{"xid"}},
-	{"gpu.ecc_dbe_volatile", nil}, {"gpu.ecc_sbe_volatile", nil}, {"gpu.remapped_rows_uncorrectable", nil},
-	{"gpu.remapped_rows_correctable", nil}, {"gpu.row_remap_failure", nil},
-	{"gpu.pcie_replays", nil}, {"gpu.pcie_tx", nil}, {"gpu.pcie_rx", nil}, {"gpu.pcie_link_width", nil}, {"gpu.pcie_link_gen", nil},
-	{"gpu.nvlink_crc_flit_errors", nil}, {"gpu.nvlink_crc_data_errors", nil}, {"gpu.nvlink_replay_errors", nil}, {"gpu.nvlink_recovery_errors", nil},
-	{"node.cpu_seconds", []string{"mode"}}, {"node.load1", nil}, {"node.memory_available", nil}, {"node.memory_total", nil},
-	{"node.pressure_io_waiting", nil}, {"node.ib_state", []string{"device", "port"}}, {"node.ib_link_downed", nil},
-	{"node.ib_symbol_errors", nil}, {"node.ib_receive_errors", nil}, {"node.network_receive_errors", nil},
-	{"k8s.node_condition", []string{"condition", "status"}}, {"k8s.container_restarts", nil},
-	{"k8s.container_last_terminated_reason", []string{"reason"}}, {"k8s.container_waiting_reason", []string{"reason"}},
-	{"k8s.pod_status_reason", []string{"reason"}},
-	{"infer.queue_depth", nil}, {"infer.request_success", nil}, {"infer.kv_cache_usage", nil}, {"infer.preemptions", nil},
-	{"infer.ttft", []string{"le"}}, {"infer.e2e_latency", []string{"le"}},
-	{"infer.request_success", []string{"finished_reason"}}, {"k8s.deployment_generation", nil},
-}
-
 // specs returns the specs of every read the store can answer.
 func (v *view) specs() []spec {
 	var out []spec
-	for _, r := range reads {
-		if s, ok := v.sigSpec(r.signal, r.keep...); ok {
+	for _, r := range v.e.reads {
+		if s, ok := v.sigSpec(r.Signal, r.Keep...); ok {
 			out = append(out, s)
 		}
 	}

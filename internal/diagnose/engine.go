@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/kinds"
 	"github.com/vigil-obs/vigil/internal/topology"
 )
 
@@ -87,14 +88,26 @@ func (o Options) Validate() error {
 // evaluation time give the same Report.
 type Engine struct {
 	opts Options
+	// reads are the registry's signal reads (prefetched), declared the
+	// signals of them (nothing else may be read).
+	reads    []kinds.Read
+	declared map[string]bool
 }
+
+// errUndeclared is a read of a signal no kind declares: a programming
+// error that tests catch.
+var errUndeclared = errors.New("undeclared signal")
 
 // New returns an engine.
 func New(opts Options) (*Engine, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	return &Engine{opts: opts.withDefaults()}, nil
+	e := &Engine{opts: opts.withDefaults(), reads: kinds.Reads(), declared: map[string]bool{}}
+	for _, r := range e.reads {
+		e.declared[r.Signal] = true
+	}
+	return e, nil
 }
 
 // Diagnose reads src over the window ending at at and returns the

@@ -6,28 +6,8 @@ import (
 	"strings"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/kinds"
 )
-
-// priors are how often each kind caused an unexpected interruption of a
-// large training run: Meta's Llama 3 report (419 interruptions in 54 days
-// on 16,384 H100s: faulty GPU 30.1%, GPU HBM3 memory 17.2%, software
-// 12.9%, network switch and cable 8.4%, host maintenance 7.6%, GPU SRAM
-// 4.5%, GPU system processor 3.8%, NIC 1.7%, NCCL watchdog 1.7%, silent
-// data corruption 1.4%, GPU thermal 0.2%, ...), spread over the kinds
-// that name those components. They only break ties in ranking.
-var priors = map[string]float64{
-	KindGPUXIDError:         0.30,
-	KindGPUMemoryErrors:     0.17,
-	KindGPULost:             0.10,
-	KindPodCrashLoop:        0.13,
-	KindNodeNetworkDegraded: 0.08,
-	KindNVLinkDegraded:      0.06,
-	KindNodeDown:            0.076,
-	KindStraggler:           0.02,
-	KindPCIeDegraded:        0.02,
-	KindGPUThermalThrottle:  0.01,
-	KindGPUPowerThrottle:    0.01,
-}
 
 // minConfidence drops candidates too weak to show.
 const minConfidence = 0.2
@@ -48,7 +28,7 @@ func rank(rep *Report, cands []*candidate) {
 		if conf < minConfidence {
 			continue
 		}
-		s := scored{c: c, conf: conf, score: conf + 0.05*priors[c.kind]}
+		s := scored{c: c, conf: conf, score: conf + 0.05*prior(c.kind)}
 		if len(c.explains) > 0 || c.generic {
 			causes = append(causes, s)
 		} else {
@@ -174,23 +154,25 @@ func sharesNode(a, b *candidate) bool {
 	return false
 }
 
-// symptomWords names a symptom kind in a headline.
-var symptomWords = map[string]string{
-	SymptomTrainingStall:        "training stall",
-	SymptomTrainingSlowdown:     "training slowdown",
-	SymptomJobFailed:            "job failure",
-	SymptomInferenceLatencyHigh: "high inference latency",
-	SymptomTTFTHigh:             "high time to first token",
-	SymptomQueueGrowing:         "growing queue",
-	SymptomErrorRateHigh:        "high error rate",
-	SymptomThroughputDrop:       "throughput drop",
-	SymptomSLOBurn:              "SLO burn",
+// prior is the kind's prior (internal/kinds): it only breaks ties.
+func prior(kind string) float64 {
+	k, _ := kinds.Lookup(kind)
+	return k.Prior
 }
 
 // toCause writes a candidate as a ranked cause or finding.
 func (c *candidate) toCause(rank int, conf float64, syms []Symptom) Cause {
 	out := Cause{Rank: rank, Kind: c.kind, Entity: c.ent, Confidence: round3(conf), Summary: c.headline,
 		Evidence: c.evidence, Action: c.action}
+	if k, ok := kinds.Lookup(c.kind); ok {
+		// The registry's words where a detector has none of its own.
+		if out.Summary == "" {
+			out.Summary = strings.TrimSpace(entityWords(c.ent) + " " + k.Title)
+		}
+		if out.Action == "" {
+			out.Action = k.Action
+		}
+	}
 	if out.Evidence == nil {
 		out.Evidence = []Evidence{}
 	}
@@ -205,8 +187,8 @@ func (c *candidate) toCause(rank int, conf float64, syms []Symptom) Cause {
 		var words []string
 		for _, i := range explains {
 			if i < len(syms) {
-				if w := symptomWords[syms[i].Kind]; w != "" && !slices.Contains(words, w) {
-					words = append(words, w)
+				if sk, ok := kinds.LookupSymptom(syms[i].Kind); ok && sk.Words != "" && !slices.Contains(words, sk.Words) {
+					words = append(words, sk.Words)
 				}
 			}
 		}
@@ -227,4 +209,24 @@ func joinWords(ws []string) string {
 
 func round3(x float64) float64 {
 	return float64(int64(x*1000+0.5)) / 1000
+}
+
+// entityWords names an entity in a headline: "gpu-node-06 GPU 3",
+// "ml-train/llm-pretrain", "gpu-node-06".
+func entityWords(e Entity) string {
+	switch {
+	case e[catalog.KeyNode] != "" && e[catalog.KeyGPU] != "":
+		return e[catalog.KeyNode] + " GPU " + e[catalog.KeyGPU]
+	case e[catalog.KeyNode] != "":
+		return e[catalog.KeyNode]
+	}
+	for _, k := range []string{catalog.KeyPod, catalog.KeyWorkload, catalog.KeyModel, catalog.KeyService} {
+		if e[k] != "" {
+			if ns := e[catalog.KeyNamespace]; ns != "" {
+				return ns + "/" + e[k]
+			}
+			return e[k]
+		}
+	}
+	return entityKey(e)
 }

@@ -2,6 +2,8 @@ package diagnose
 
 import (
 	"time"
+
+	"github.com/vigil-obs/vigil/internal/kinds"
 )
 
 // Report is one diagnosis: what `vigil diagnose --json` prints. Fields may be
@@ -32,17 +34,17 @@ type Report struct {
 // layer, the --entity-label name.
 type Entity map[string]string
 
-// Symptom kinds (DESIGN.md).
+// Symptom kinds (DESIGN.md), as internal/kinds registers them.
 const (
-	SymptomTrainingStall        = "training_stall"
-	SymptomTrainingSlowdown     = "training_slowdown"
-	SymptomJobFailed            = "job_failed"
-	SymptomInferenceLatencyHigh = "inference_latency_high"
-	SymptomTTFTHigh             = "ttft_high"
-	SymptomQueueGrowing         = "queue_growing"
-	SymptomErrorRateHigh        = "error_rate_high"
-	SymptomThroughputDrop       = "throughput_drop"
-	SymptomSLOBurn              = "slo_burn"
+	SymptomTrainingStall        = kinds.TrainingStall
+	SymptomTrainingSlowdown     = kinds.TrainingSlowdown
+	SymptomJobFailed            = kinds.JobFailed
+	SymptomInferenceLatencyHigh = kinds.InferenceLatencyHigh
+	SymptomTTFTHigh             = kinds.TTFTHigh
+	SymptomQueueGrowing         = kinds.QueueGrowing
+	SymptomErrorRateHigh        = kinds.ErrorRateHigh
+	SymptomThroughputDrop       = kinds.ThroughputDrop
+	SymptomSLOBurn              = kinds.SLOBurn
 )
 
 // Symptom is a user-visible effect on a workload, a model or a service.
@@ -92,31 +94,31 @@ type Evidence struct {
 	Summary string `json:"summary"`
 }
 
-// Cause and finding kinds (DESIGN.md).
+// Cause and finding kinds (DESIGN.md), as internal/kinds registers them.
 const (
-	KindNVLinkDegraded      = "nvlink_degraded"
-	KindGPUXIDError         = "gpu_xid_error"
-	KindGPULost             = "gpu_lost"
-	KindGPUThermalThrottle  = "gpu_thermal_throttle"
-	KindGPUPowerThrottle    = "gpu_power_throttle"
-	KindGPUMemoryErrors     = "gpu_memory_errors"
-	KindPCIeDegraded        = "pcie_degraded"
-	KindNodeDown            = "node_down"
-	KindNodeCPUSaturated    = "node_cpu_saturated"
-	KindNodeMemoryPressure  = "node_memory_pressure"
-	KindNodeNetworkDegraded = "node_network_degraded"
-	KindInputPipelineSlow   = "input_pipeline_slow"
-	KindPodOOMKilled        = "pod_oom_killed"
-	KindPodCrashLoop        = "pod_crash_loop"
-	KindPodEvicted          = "pod_evicted"
-	KindStraggler           = "straggler"
-	KindCapacitySaturated   = "inference_capacity_saturated"
-	KindKVCacheExhausted    = "kv_cache_exhausted"
-	KindDependencySlow      = "dependency_slow"
-	KindTenantFailure       = "tenant_failure"
-	KindBadRollout          = "bad_rollout"
-	KindModelDrift          = "model_drift"
-	KindExporterDown        = "exporter_down"
-	KindGPUIdle             = "gpu_idle"
-	KindMetricAnomaly       = "metric_anomaly"
+	KindNVLinkDegraded      = kinds.NVLinkDegraded
+	KindGPUXIDError         = kinds.GPUXIDError
+	KindGPULost             = kinds.GPULost
+	KindGPUThermalThrottle  = kinds.GPUThermalThrottle
+	KindGPUPowerThrottle    = kinds.GPUPowerThrottle
+	KindGPUMemoryErrors     = kinds.GPUMemoryErrors
+	KindPCIeDegraded        = kinds.PCIeDegraded
+	KindNodeDown            = kinds.NodeDown
+	KindNodeCPUSaturated    = kinds.NodeCPUSaturated
+	KindNodeMemoryPressure  = kinds.NodeMemoryPressure
+	KindNodeNetworkDegraded = kinds.NodeNetworkDegraded
+	KindInputPipelineSlow   = kinds.InputPipelineSlow
+	KindPodOOMKilled        = kinds.PodOOMKilled
+	KindPodCrashLoop        = kinds.PodCrashLoop
+	KindPodEvicted          = kinds.PodEvicted
+	KindStraggler           = kinds.Straggler
+	KindCapacitySaturated   = kinds.CapacitySaturated
+	KindKVCacheExhausted    = kinds.KVCacheExhausted
+	KindDependencySlow      = kinds.DependencySlow
+	KindTenantFailure       = kinds.TenantFailure
+	KindBadRollout          = kinds.BadRollout
+	KindModelDrift          = kinds.ModelDrift
+	KindExporterDown        = kinds.ExporterDown
+	KindGPUIdle             = kinds.GPUIdle
+	KindMetricAnomaly       = kinds.MetricAnomaly
 )

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/vigil-obs/vigil/internal/kinds"
 )
 
 // Subtle is the variant of every kind whose effect is within 3× the
@@ -33,30 +35,30 @@ type activeFault struct {
 func kindTable() map[string]kindDef {
 	v := func(more ...string) []string { return append(append([]string{""}, more...), Subtle) }
 	return map[string]kindDef{
-		"nvlink_degraded":              {v("node", "no_xid"), buildNVLink},
-		"gpu_xid_error":                {v("109"), buildXID},
-		"gpu_lost":                     {v(), buildGPULost},
-		"gpu_thermal_throttle":         {v(), buildThermal},
-		"gpu_power_throttle":           {v("node"), buildPower},
-		"gpu_memory_errors":            {v("94", "95"), buildMemory},
-		"pcie_degraded":                {v(), buildPCIe},
-		"node_down":                    {v("reboot"), buildNodeDown},
-		"pod_oom_killed":               {v(), buildOOMKilled},
-		"pod_crash_loop":               {v(), buildCrashLoop},
-		"pod_evicted":                  {v(), buildEvicted},
-		"straggler":                    {v(), buildStraggler},
-		"exporter_down":                {v(), buildExporterDown},
-		"inference_capacity_saturated": {v(), buildCapacity},
-		"kv_cache_exhausted":           {v(), buildKVCache},
-		"gpu_idle":                     {v(), buildGPUIdle},
-		"model_drift":                  {v(), buildDrift},
-		"node_cpu_saturated":           {v(), buildCPUSaturated},
-		"node_memory_pressure":         {v(), buildMemoryPressure},
-		"node_network_degraded":        {v("port_down"), buildNetwork},
-		"input_pipeline_slow":          {v(), buildInputPipeline},
-		"dependency_slow":              {v(), buildRequestPath},
-		"tenant_failure":               {v(), buildRequestPath},
-		"bad_rollout":                  {v(), buildBadRollout},
+		kinds.NVLinkDegraded:      {v("node", "no_xid"), buildNVLink},
+		kinds.GPUXIDError:         {v("109"), buildXID},
+		kinds.GPULost:             {v(), buildGPULost},
+		kinds.GPUThermalThrottle:  {v(), buildThermal},
+		kinds.GPUPowerThrottle:    {v("node"), buildPower},
+		kinds.GPUMemoryErrors:     {v("94", "95"), buildMemory},
+		kinds.PCIeDegraded:        {v(), buildPCIe},
+		kinds.NodeDown:            {v("reboot"), buildNodeDown},
+		kinds.PodOOMKilled:        {v(), buildOOMKilled},
+		kinds.PodCrashLoop:        {v(), buildCrashLoop},
+		kinds.PodEvicted:          {v(), buildEvicted},
+		kinds.Straggler:           {v(), buildStraggler},
+		kinds.ExporterDown:        {v(), buildExporterDown},
+		kinds.CapacitySaturated:   {v(), buildCapacity},
+		kinds.KVCacheExhausted:    {v(), buildKVCache},
+		kinds.GPUIdle:             {v(), buildGPUIdle},
+		kinds.ModelDrift:          {v(), buildDrift},
+		kinds.NodeCPUSaturated:    {v(), buildCPUSaturated},
+		kinds.NodeMemoryPressure:  {v(), buildMemoryPressure},
+		kinds.NodeNetworkDegraded: {v("port_down"), buildNetwork},
+		kinds.InputPipelineSlow:   {v(), buildInputPipeline},
+		kinds.DependencySlow:      {v(), buildRequestPath},
+		kinds.TenantFailure:       {v(), buildRequestPath},
+		kinds.BadRollout:          {v(), buildBadRollout},
 	}
 }
 
