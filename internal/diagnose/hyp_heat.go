@@ -1,9 +1,11 @@
 package diagnose
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vigil-obs/vigil/internal/detect"
@@ -33,6 +35,8 @@ type heatReading struct {
 	// job's median GPU's, recently and usually; clockZ the drop in the
 	// job's spread of those shares.
 	clockNow, clockUsual, clockZ float64
+	// powerNow, powerUsual and powerZ are the same of its power draw.
+	powerNow, powerUsual, powerZ float64
 	// onset is the first step of the run of hot or slow steps that reaches
 	// the recent readings.
 	onset int
@@ -139,6 +143,8 @@ func (an *analysis) heatReadings(j *trainJob, temp, clock, power *table, slow ma
 	spread := spreadAcross(rows, n, working, 1) // whole-degree readings
 	share := shareOfPeers(crows, n)
 	shareSpread := spreadAcross(shareRows(share), n, working, 0.01) // boost clocks move in ~15 MHz bins
+	pshare := shareOfPeers(prows, n)
+	pshareSpread := spreadAcross(shareRows(pshare), n, working, 0.01)
 	horizon := max(recentSteps, int(recentHorizon/an.v.step))
 	var out []heatReading
 	for k, g := range j.gpus {
@@ -150,7 +156,8 @@ func (an *analysis) heatReadings(j *trainJob, temp, clock, power *table, slow ma
 			continue
 		}
 		usual := usualWorking(excess[k], working)
-		h := heatReading{g: g, spread: spread, clockZ: math.NaN(), clockNow: math.NaN(), clockUsual: math.NaN()}
+		h := heatReading{g: g, spread: spread, clockZ: math.NaN(), clockNow: math.NaN(), clockUsual: math.NaN(),
+			powerZ: math.NaN(), powerNow: math.NaN(), powerUsual: math.NaN()}
 		h.tempNow = minOf(pick(rows[k].v, recent))
 		h.excessNow = minOf(pick(excess[k], recent))
 		h.rise = (h.excessNow - usual) / spread
@@ -167,6 +174,11 @@ func (an *analysis) heatReadings(j *trainJob, temp, clock, power *table, slow ma
 			if pref.Z(detect.Median(pick(p.v, recent))) >= slowZ && h.heatUnitsNoLimit() > 0 {
 				continue
 			}
+		}
+		if pshare != nil && pshare[k] != nil {
+			h.powerNow = maxOf(pick(pshare[k], recent))
+			h.powerUsual = usualWorking(pshare[k], working)
+			h.powerZ = (h.powerUsual - h.powerNow) / pshareSpread
 		}
 		if share != nil && share[k] != nil {
 			h.clockNow = maxOf(pick(share[k], recent))
@@ -325,4 +337,55 @@ func minOf(v []float64) float64 {
 		}
 	}
 	return m
+}
+
+// cappedPower: GPUs of a training job held under their usual share of the
+// job's power draw with their SM clock under its usual share of the
+// peers', while they run no hotter than their peers — a power cap or
+// brake, with dcgm-exporter's default fields only. A GPU that runs hot
+// for it is thermal (hypHeat); four or more GPUs of a node are the node's
+// power.
+func (an *analysis) cappedPower(ctx context.Context) ([]*candidate, error) {
+	ts, err := an.v.sigs(ctx, "gpu.temp", "gpu.sm_clock", "gpu.power", "gpu.slowdown_temp")
+	if err != nil {
+		return nil, err
+	}
+	models := an.gpuModels()
+	slow := ts[3].byEntity()
+	byNode := map[string][]heatReading{}
+	for _, j := range an.jobs {
+		for _, h := range an.heatReadings(j, ts[0], ts[1], ts[2], slow, models) {
+			if h.heatUnits() > 0 || h.clockUnits() == 0 || units(h.powerZ) == 0 {
+				continue
+			}
+			byNode[h.g.node] = append(byNode[h.g.node], h)
+		}
+	}
+	var out []*candidate
+	for _, node := range sortedKeys(byNode) {
+		hs := byNode[node]
+		u := func(h heatReading) float64 { return h.clockUnits() + units(h.powerZ) }
+		slices.SortStableFunc(hs, func(a, b heatReading) int { return cmp.Compare(u(b), u(a)) })
+		h := hs[0]
+		gpu := h.g.gpu
+		if len(hs) >= 4 {
+			gpu = ""
+		}
+		c := an.gpuCandidate(KindGPUPowerThrottle, node, gpu)
+		c.strength = strengthOf(u(h))
+		c.onset = an.v.time(h.onset)
+		c.direct = true
+		c.headline = fmt.Sprintf("%s GPU %s power throttling", node, h.g.gpu)
+		if gpu == "" {
+			c.headline = fmt.Sprintf("%s power throttling on %d GPUs", node, len(hs))
+		}
+		c.action = fmt.Sprintf("check the power supplies and power limits of %s (nvidia-smi -q -d POWER); drain it if the brake stays on", node)
+		c.evidence = append(c.evidence,
+			Evidence{Signal: "DCGM_FI_DEV_POWER_USAGE", Query: an.v.query("gpu.power", gpuMatchers(an.v, node, gpu)),
+				Summary: fmt.Sprintf("GPU %s draws %.0f%% of the job's median GPU's power (usually %.0f%%), no hotter than its peers", h.g.gpu, 100*h.powerNow, 100*h.powerUsual)},
+			Evidence{Signal: "DCGM_FI_DEV_SM_CLOCK", Query: an.v.query("gpu.sm_clock", gpuMatchers(an.v, node, gpu)),
+				Summary: fmt.Sprintf("SM clock at %.0f%% of the job's median GPU's (usually %.0f%%)", 100*h.clockNow, 100*h.clockUsual)})
+		out = append(out, c)
+	}
+	return out, nil
 }

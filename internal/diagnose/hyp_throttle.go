@@ -206,7 +206,10 @@ func hypPower(ctx context.Context, an *analysis) ([]*candidate, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []*candidate
+	out, err := an.cappedPower(ctx)
+	if err != nil {
+		return nil, err
+	}
 	byNode := map[string][]gpuThrottle{}
 	for _, g := range ts {
 		byNode[g.node] = append(byNode[g.node], g)
