@@ -20,6 +20,8 @@ func TestDemo(t *testing.T) {
 	require.True(t, strings.HasPrefix(r.stdout, "Vigil diagnosis at 2026-11-12 02:55:00 UTC — NOT HEALTHY\n"), r.stdout)
 	require.Contains(t, r.stdout, "nvlink_degraded")
 	require.Contains(t, r.stdout, "gpu-node-06")
+	require.Regexp(t, `^[^\n]*\nSeen: 80 GPUs \(dcgm-exporter\), 10 nodes \(node-exporter\), 10 nodes and \d+ pods \([^)]*kube-state-metrics\)`, r.stdout,
+		"the page's second line says what was seen")
 	require.Regexp(t, `(?m)^  1\. 0\.\d\d  nvlink_degraded +node=gpu-node-06`, r.stdout, "rank 1 is the fault")
 	require.NotContains(t, r.stdout, "\x1b[", "no colour off a terminal")
 	require.NotContains(t, r.stdout, "vigil demo:", "progress goes to stderr")

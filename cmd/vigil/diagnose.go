@@ -56,8 +56,13 @@ ignored. --window is how far back to look.
 vocabulary: the entities named by LABEL (e.g. service) are ranked as
 metric_anomaly causes by how far their series moved after the common onset.
 
-Exit 0 with a diagnosis (healthy or not); 2 on bad input or no data at or
-before --at.`,
+The page's second line says what the diagnosis saw, layer by layer, and what
+Vigil is blind to (--json: coverage). Data in no vocabulary Vigil knows (a wrong
+URL, relabelled metrics) and no --entity-label is BLIND: not healthy, nothing
+said about the cluster.
+
+Exit 0 with a diagnosis (healthy, not healthy or blind); 2 on bad input or no
+data at or before --at.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDiagnose(cmd.Context(), e, f)

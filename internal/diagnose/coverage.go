@@ -53,6 +53,9 @@ type Layers struct {
 	// Logs counts the nodes, pods and services Vigil's log-derived counters
 	// name.
 	Logs Layer `json:"logs"`
+	// Generic is set with an entity label only: the entities the generic
+	// layer ranks, counted under the label's name, in any vocabulary.
+	Generic *Layer `json:"generic,omitempty"`
 }
 
 // Layer is what the data shows of one layer.
@@ -221,6 +224,14 @@ func (v *view) coverage(ctx context.Context, an *analysis, blind bool) (Coverage
 		},
 		Blind: []BlindSpot{},
 	}
+	if label := v.e.opts.EntityLabel; label != "" {
+		vals, err := v.labelValues(ctx, label, "")
+		if err != nil {
+			return Coverage{}, err
+		}
+		g := newLayer(nil, label, len(vals))
+		c.Layers.Generic = &g
+	}
 	if blind {
 		c.Blind = append(c.Blind, BlindSpot{Entity: Entity{}, Reason: v.blindReason()})
 	}
@@ -386,15 +397,19 @@ func (v *view) loggedEntities(ctx context.Context, an *analysis) (map[string]int
 	return out, nil
 }
 
-// labelValues lists the values of a label on a metric's series in the
-// view's window.
+// labelValues lists the values of a label on a metric's series (metric
+// empty: on every series) in the view's window.
 func (v *view) labelValues(ctx context.Context, label, metric string) ([]string, error) {
 	q, err := v.src.Querier(v.start.Add(-lookbackFor(v.step)).UnixMilli(), v.at.UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("open querier: %w", err)
 	}
 	defer q.Close()
-	vals, _, err := q.LabelValues(ctx, label, nil, labels.MustNewMatcher(labels.MatchEqual, model.MetricNameLabel, metric))
+	var ms []*labels.Matcher
+	if metric != "" {
+		ms = append(ms, labels.MustNewMatcher(labels.MatchEqual, model.MetricNameLabel, metric))
+	}
+	vals, _, err := q.LabelValues(ctx, label, nil, ms...)
 	if err != nil {
 		return nil, fmt.Errorf("list %s of %s: %w", label, metric, err)
 	}

@@ -106,6 +106,7 @@ func TestCoverage(t *testing.T) {
 				require.Nil(t, b.Since)
 				require.Contains(t, b.Reason, "2 GPUs (nvidia.com/gpu capacity) and no dcgm-exporter series names them")
 				require.False(t, rep.Blind(), "GPU data and Kubernetes are a verdict")
+				require.Nil(t, l.Generic, "no entity label, no generic layer")
 			},
 		},
 		{
@@ -159,10 +160,11 @@ func TestCoverage(t *testing.T) {
 		},
 		{
 			name: "unknown vocabulary with an entity label", entityLabel: "svc",
-			data: "load 30s\n" + `  foo_requests_total{svc="a"} 0+1x40` + "\n",
+			data: "load 30s\n" + `  foo_requests_total{svc="a"} 0+1x40` + "\n" + `  foo_requests_total{svc="b"} 0+1x40` + "\n",
 			check: func(t *testing.T, rep *diagnose.Report) {
 				require.False(t, rep.Blind(), "the generic layer reads any vocabulary")
 				require.Empty(t, rep.Coverage.Blind)
+				require.Equal(t, &diagnose.Layer{Entities: 2, Vocabularies: []string{}, Counts: map[string]int{"svc": 2}}, rep.Coverage.Layers.Generic)
 				require.True(t, rep.Healthy, brief(rep))
 			},
 		},
@@ -268,4 +270,16 @@ func TestCoverageLineBlindSpots(t *testing.T) {
 	f([]diagnose.BlindSpot{node("n1"), node("n2"), node("n3")}, "Seen: 8 GPUs (dcgm-exporter); blind to n1's GPUs, n2's GPUs, n3's GPUs")
 	f([]diagnose.BlindSpot{node("n1"), node("n2"), node("n3"), node("n4"), node("n5")},
 		"Seen: 8 GPUs (dcgm-exporter); blind to n1's GPUs, n2's GPUs, n3's GPUs, and 2 more")
+}
+
+// TestCoverageLineGeneric: with an entity label the page counts the
+// entities the generic layer ranks under the label's name.
+func TestCoverageLineGeneric(t *testing.T) {
+	rep := &diagnose.Report{Coverage: diagnose.Coverage{Layers: diagnose.Layers{
+		Kubernetes: diagnose.Layer{Vocabularies: []string{"cadvisor"}},
+		Generic:    &diagnose.Layer{Entities: 13, Counts: map[string]int{"service": 13}},
+	}}}
+	var b bytes.Buffer
+	require.NoError(t, diagnose.WriteText(&b, rep, false))
+	require.Equal(t, "Seen: no entity (cadvisor), 13 services (--entity-label service)", strings.SplitN(b.String(), "\n", 3)[1])
 }

@@ -183,6 +183,11 @@ func coverageLine(c Coverage) string {
 		}
 		parts = append(parts, what)
 	}
+	if g := ls.Generic; g != nil {
+		for _, label := range sortedKeys(g.Counts) {
+			parts = append(parts, fmt.Sprintf("%s (--entity-label %s)", countText(g.Counts[label], label), label))
+		}
+	}
 	line := "Seen: " + strings.Join(parts, ", ")
 	if len(parts) == 0 {
 		line = "Seen: nothing in a vocabulary Vigil knows"
