@@ -17,7 +17,7 @@ import (
 // TestEvalUsage: bad flags are exit 2 with one line, before anything runs.
 func TestEvalUsage(t *testing.T) {
 	requireUsage(t, runVigil(t, "", "eval", "--suite", "nope"),
-		`eval: unknown suite "nope" (the suites are small, main, subtle, unseen, later, generic, graph, all)`)
+		`eval: unknown suite "nope" (the suites are small, main, subtle, unseen, later, generic, graph, robust, all)`)
 	requireUsage(t, runVigil(t, "", "eval", "--seeds", "0"), "--seeds must be at least 1")
 	requireUsage(t, runVigil(t, "", "eval", "--parallel", "0"), "--parallel must be at least 1")
 	requireUsage(t, runVigil(t, "", "eval", "--scenario", "bogus"), `unknown scenario "bogus"`)

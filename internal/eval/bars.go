@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/vigil-obs/vigil/internal/kinds"
 )
 
 // Bars are the scores an evaluation must reach (issue 6).
@@ -22,20 +24,38 @@ type Bars struct {
 	UnseenDelta float64
 	// Exempt are the suites reported but not barred.
 	Exempt []string
+	// Suites are bars of their own for some suites, in place of AC1, AC3
+	// and FalseAlarms.
+	Suites map[string]SuiteBars
+}
+
+// SuiteBars are one suite's own bars.
+type SuiteBars struct {
+	AC1, AC3    float64
+	FalseAlarms int
+}
+
+// of returns the bars suite is held to.
+func (b Bars) of(suite string) SuiteBars {
+	if s, ok := b.Suites[suite]; ok {
+		return s
+	}
+	return SuiteBars{AC1: b.AC1, AC3: b.AC3, FalseAlarms: b.FalseAlarms}
 }
 
 // DefaultBars returns issue 6's bars: AC@1 ≥ 0.90, AC@3 ≥ 0.97, no false
 // alarm, GPU hardware faults ranked first at median ≤ 90 s and worst ≤
 // 120 s, the unseen suite within 0.05 of the main one; the subtle and later
-// suites are not barred.
+// suites are not barred. The robust suite's bars are no false alarm and
+// AC@1 ≥ 0.95, and it is exempt until the engine reaches them.
 func DefaultBars() Bars {
 	return Bars{
 		AC1: 0.90, AC3: 0.97, FalseAlarms: 0,
-		HardwareKinds: []string{"nvlink_degraded", "gpu_xid_error", "gpu_lost", "gpu_thermal_throttle",
-			"gpu_power_throttle", "gpu_memory_errors", "pcie_degraded"},
-		TTDMedian: 90 * time.Second, TTDWorst: 120 * time.Second,
+		HardwareKinds: kinds.OfLayer(kinds.LayerGPU),
+		TTDMedian:     90 * time.Second, TTDWorst: 120 * time.Second,
 		UnseenDelta: 0.05,
-		Exempt:      []string{SuiteSubtle, SuiteLater},
+		Exempt:      []string{SuiteSubtle, SuiteLater, SuiteRobust},
+		Suites:      map[string]SuiteBars{SuiteRobust: {AC1: 0.95, AC3: 0.97, FalseAlarms: 0}},
 	}
 }
 
@@ -47,15 +67,15 @@ func (r *Result) Check(b Bars) []string {
 		if slices.Contains(b.Exempt, t.Suite) {
 			continue
 		}
-		o := t.Overall
-		if o.Faults > 0 && o.AC1 < b.AC1 {
-			miss("suite %s: AC@1 %.3f is below %.2f", t.Suite, o.AC1, b.AC1)
+		o, sb := t.Overall, b.of(t.Suite)
+		if o.Faults > 0 && o.AC1 < sb.AC1 {
+			miss("suite %s: AC@1 %.3f is below %.2f", t.Suite, o.AC1, sb.AC1)
 		}
-		if o.Faults > 0 && o.AC3 < b.AC3 {
-			miss("suite %s: AC@3 %.3f is below %.2f", t.Suite, o.AC3, b.AC3)
+		if o.Faults > 0 && o.AC3 < sb.AC3 {
+			miss("suite %s: AC@3 %.3f is below %.2f", t.Suite, o.AC3, sb.AC3)
 		}
-		if t.Healthy.FalseAlarms > b.FalseAlarms {
-			miss("suite %s: %d false alarms on %d healthy runs (at most %d allowed)", t.Suite, t.Healthy.FalseAlarms, t.Healthy.Runs, b.FalseAlarms)
+		if t.Healthy.FalseAlarms > sb.FalseAlarms {
+			miss("suite %s: %d false alarms on %d healthy runs (at most %d allowed)", t.Suite, t.Healthy.FalseAlarms, t.Healthy.Runs, sb.FalseAlarms)
 		}
 		for _, k := range t.Kinds {
 			if !slices.Contains(b.HardwareKinds, k.Kind) {

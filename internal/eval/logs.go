@@ -28,11 +28,12 @@ func NewLogSignals(app storage.AppendableV2, now func() time.Time, logger *slog.
 
 // runOptions are the options of a case's run: the clock and, for the
 // cluster simulator (every case but the microservice ones, whose
-// generator has no cluster to log), its logs through log-derived signals
-// into app.
+// generator has no cluster to log, and the robust ones, whose generator
+// writes metrics only), its logs through log-derived signals into app.
 func runOptions(gen generator, app storage.AppendableV2, clock *sim.Clock) (sim.RunOptions, error) {
 	opts := sim.RunOptions{Clock: clock}
-	if _, ok := gen.(microGenerator); ok {
+	switch gen.(type) {
+	case microGenerator, robustGenerator:
 		return opts, nil
 	}
 	ls, err := NewLogSignals(app, clock.Now, nil)

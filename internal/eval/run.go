@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/vigil-obs/vigil/internal/diagnose"
+	"github.com/vigil-obs/vigil/internal/robust"
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/sim/microsvc"
 	"github.com/vigil-obs/vigil/internal/store"
@@ -129,7 +130,14 @@ func runCase(ctx context.Context, c Case, opts Options) (_ *CaseResult, err erro
 	cfg := c.Config
 	cfg.Seed = c.Seed
 	var gen generator
-	if microsvc.IsScenario(c.Scenario) {
+	switch {
+	case robust.IsScenario(c.Scenario):
+		g, rcfg, err := newRobustGenerator(c, cfg)
+		if err != nil {
+			return nil, err
+		}
+		gen, cfg = g, rcfg
+	case microsvc.IsScenario(c.Scenario):
 		if opts.Generic == nil {
 			return nil, errors.New("no generic diagnose function for a microservice scenario")
 		}
@@ -145,7 +153,7 @@ func runCase(ctx context.Context, c Case, opts Options) (_ *CaseResult, err erro
 		gen, cfg.Start = microGenerator{g}, g.Config().Start
 		cfg.Duration = g.Config().Duration
 		opts.Diagnose = opts.Generic
-	} else {
+	default:
 		sc, err := sim.ParseScenario(c.Scenario)
 		if err != nil {
 			return nil, err

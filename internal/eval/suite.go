@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-obs/vigil/internal/robust"
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/sim/microsvc"
 )
@@ -63,7 +64,12 @@ const (
 	// SuiteGraphNoWalk).
 	SuiteGraph       = "graph"
 	SuiteGraphNoWalk = "graph-nowalk"
-	SuiteAll         = "all"
+	// SuiteRobust runs internal/robust's generator, written apart from
+	// the simulator the engine was tuned on: its healthy variation and
+	// its faults at half and at double size, with dcgm-exporter's default
+	// fields only.
+	SuiteRobust = "robust"
+	SuiteAll    = "all"
 )
 
 // DefaultSeeds is the number of seeds per scenario when none is given.
@@ -86,7 +92,7 @@ var requestPathPlatform = []string{"bad_rollout", "inference_capacity_saturated"
 // Suites lists the suite names, in the order `vigil eval --help` gives
 // (Suite also knows SuiteGraph, which the help does not list yet).
 func Suites() []string {
-	return []string{SuiteSmall, SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteGeneric, SuiteGraph, SuiteAll}
+	return []string{SuiteSmall, SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteGeneric, SuiteGraph, SuiteRobust, SuiteAll}
 }
 
 // Suite returns the cases of a named suite with seeds seeds per scenario
@@ -108,8 +114,11 @@ func Suites() []string {
 //   - graph: the microservice scenarios with their databases and broker
 //     uninstrumented, through the generic layer with the service graph
 //     (table graph) and without it (table graph-nowalk);
-//   - all: main, subtle, unseen, later, generic and graph, each its own
-//     table.
+//   - robust: internal/robust's runs on seeds from RobustSeed: 70×seeds
+//     healthy ones, and every fault kind at half and at double size with
+//     seeds seeds each, 30 to 60 minutes each (drawn per run);
+//   - all: main, subtle, unseen, later, generic, graph and robust, each
+//     its own table.
 //
 // In scope are the kinds of `vigil simulate --list` except the later ones
 // and metric_anomaly.
@@ -171,9 +180,11 @@ func Suite(name string, seeds int) ([]Case, error) {
 			nowalk[i].Uninstrumented = true
 		}
 		return append(walk, nowalk...), nil
+	case SuiteRobust:
+		return robustCases(seeds), nil
 	case SuiteAll:
 		var out []Case
-		for _, s := range []string{SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteGeneric, SuiteGraph} {
+		for _, s := range []string{SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteGeneric, SuiteGraph, SuiteRobust} {
 			c, err := Suite(s, seeds)
 			if err != nil {
 				return nil, err
@@ -192,6 +203,12 @@ func Scenarios(names []string, seeds int, cfg sim.Config) ([]Case, error) {
 		seeds = DefaultSeeds
 	}
 	for _, n := range names {
+		if robust.IsScenario(n) {
+			if _, err := robust.ParseScenario(n); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if microsvc.IsScenario(n) {
 			if _, err := microsvc.ParseScenario(n); err != nil {
 				return nil, err

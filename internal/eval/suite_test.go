@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/vigil-obs/vigil/internal/robust"
 	"github.com/vigil-obs/vigil/internal/sim"
 )
 
@@ -97,14 +98,33 @@ func TestSuites(t *testing.T) {
 	}
 	require.Equal(t, len(graph)/2, walk)
 
+	rob, err := Suite(SuiteRobust, 0)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, count(rob, robust.HealthyScenario), 200, "at the default seeds")
+	require.Equal(t, DefaultSeeds, count(rob, "robust/gpu_thermal_throttle/half"))
+	require.Equal(t, DefaultSeeds, count(rob, "robust/inference_capacity_saturated/double"))
+	require.Equal(t, 70*DefaultSeeds+2*len(robust.Kinds())*DefaultSeeds, len(rob))
+	for _, c := range rob {
+		require.Equal(t, SuiteRobust, c.Suite)
+		require.GreaterOrEqual(t, c.Seed, uint64(RobustSeed))
+		_, err := robust.ParseScenario(c.Scenario)
+		require.NoError(t, err)
+	}
+	for _, c := range append(append(append(main, unseen...), later...), small...) {
+		require.Less(t, c.Seed, uint64(RobustSeed), "the robust suite's seeds are its own")
+		require.False(t, robust.IsScenario(c.Scenario), "no robust case in %s", c.Suite)
+	}
+	rob1, err := Suite(SuiteRobust, 1)
+	require.NoError(t, err)
+
 	all, err := Suite(SuiteAll, 1)
 	require.NoError(t, err)
 	m1, _ := Suite(SuiteMain, 1)
-	require.Equal(t, len(m1)+len(subtle)/2+len(unseen)+len(later)+len(generic)+len(graph), len(all))
+	require.Equal(t, len(m1)+len(subtle)/2+len(unseen)+len(later)+len(generic)+len(graph)+len(rob1), len(all))
 
 	_, err = Suite("nope", 1)
 	require.ErrorIs(t, err, ErrUnknownSuite)
-	require.ErrorContains(t, err, `unknown suite "nope" (the suites are small, main, subtle, unseen, later, generic, graph, all)`)
+	require.ErrorContains(t, err, `unknown suite "nope" (the suites are small, main, subtle, unseen, later, generic, graph, robust, all)`)
 	_, err = Suite(SuiteMain, -1)
 	require.Error(t, err)
 }
