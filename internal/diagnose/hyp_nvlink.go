@@ -10,21 +10,6 @@ import (
 	"github.com/vigil-obs/vigil/internal/detect"
 )
 
-// strengthOfRatio maps how far below its peers a GPU's signal runs (value
-// / peer median) to evidence strength: halved or worse is a clear fault;
-// within a few spreads (a few percent) it stays weak.
-func strengthOfRatio(ratio float64) float64 {
-	switch {
-	case ratio <= 0.3:
-		return 0.85
-	case ratio <= 0.6:
-		return 0.75
-	case ratio <= 0.85:
-		return 0.55
-	}
-	return 0.3
-}
-
 // hypNVLink: a GPU of a training job whose NVLink traffic falls below its
 // peers' at the same moment (the job's collectives cross it), with NVLink
 // error counters rising as corroboration. Every rank's traffic falls once
@@ -41,9 +26,16 @@ func hypNVLink(ctx context.Context, an *analysis) ([]*candidate, error) {
 		if err != nil {
 			return nil, err
 		}
+		drops, err := an.shareDrops(ctx, j, "gpu.nvlink_bandwidth")
+		if err != nil {
+			return nil, err
+		}
 		byNode := map[string][]gpuRef{}
 		for _, g := range j.gpus {
-			if _, ok := devs[g.key()]; ok {
+			// Below its peers now, and below its own usual share of their
+			// traffic: a GPU that always carried less (the last pipeline
+			// stage) is no news.
+			if d, ok := devs[g.key()]; ok && units(drops[g.key()].below(d.ratio)) > 0 {
 				byNode[g.node] = append(byNode[g.node], g)
 			}
 		}
@@ -70,8 +62,10 @@ func hypNVLink(ctx context.Context, an *analysis) ([]*candidate, error) {
 				gpu = ""
 			}
 			d := devs[worst.key()]
+			drop := drops[worst.key()]
+			u := units(drop.below(d.ratio))
 			c := an.gpuCandidate(KindNVLinkDegraded, node, gpu)
-			c.onset, c.strength = an.v.time(onset), strengthOfRatio(d.ratio)
+			c.onset = an.v.time(onset)
 			c.headline = fmt.Sprintf("%s NVLink degradation", node)
 			c.action = fmt.Sprintf("cordon %s; restart the job on healthy nodes; run dcgmi diag -r 3 and check nvidia-smi nvlink -s on it", node)
 			c.workload = j.workload()
@@ -79,14 +73,66 @@ func hypNVLink(ctx context.Context, an *analysis) ([]*candidate, error) {
 				Signal: "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL",
 				Query:  an.v.query("gpu.nvlink_bandwidth", gpuMatchers(an.v, node, "")),
 				Summary: fmt.Sprintf("NVLink traffic of %d of %d GPUs of %s at %.0f%% of the job's other GPUs from %s (GPU %s lowest, %.0f%%)",
-					len(gs), nodeGPUs, node, 100*med, an.v.time(onset).Format(time.TimeOnly), worst.gpu, 100*d.ratio),
+					len(gs), nodeGPUs, node, 100*med, an.v.time(onset).Format(time.TimeOnly), worst.gpu, 100*d.ratio) +
+					fmt.Sprintf(" (usually %.0f%%)", 100*drop.usual),
 			})
 			if e, ok := errs[node]; ok {
-				c.strength = 1 - (1-c.strength)*0.5
+				// Error counters that keep rising are the link's own word.
+				u += nvlinkErrorUnits
 				c.evidence = append(c.evidence, e)
 			}
+			c.strength = strengthOf(u)
 			out = append(out, c)
 		}
+	}
+	return out, nil
+}
+
+// nvlinkErrorUnits is the evidence of NVLink error counters rising in
+// more than one step: direct, as strong as a signal far beyond its noise.
+const nvlinkErrorUnits = 4.0
+
+// shareDrop is how a GPU's share of the job's median GPU's signal moved:
+// usually, now, and the drop in the job's spread of those shares.
+type shareDrop struct{ usual, now, z, spread float64 }
+
+// below returns how far a share runs below the usual one, in spreads
+// (NaN without a usual share).
+func (d shareDrop) below(share float64) float64 {
+	if d.spread == 0 {
+		return math.NaN()
+	}
+	return (d.usual - share) / d.spread
+}
+
+// shareDrops returns, per GPU key of the job, the drop of its share of the
+// median GPU's signal from its usual share (the first quarter of the
+// window's working steps) to now (the larger of its last two working
+// readings), in the spread of the GPUs' shares.
+func (an *analysis) shareDrops(ctx context.Context, j *trainJob, signal string) (map[string]shareDrop, error) {
+	t, err := an.v.sig(ctx, signal)
+	if err != nil {
+		return nil, err
+	}
+	n := an.v.n
+	share := shareOfPeers(j.rows(t), n)
+	out := map[string]shareDrop{}
+	if share == nil {
+		return out, nil
+	}
+	working := j.working(n, 2)
+	spread := spreadAcross(shareRows(share), n, working, 0.02)
+	horizon := max(recentSteps, int(recentHorizon/an.v.step))
+	for k, g := range j.gpus {
+		if share[k] == nil {
+			continue
+		}
+		d := shareDrop{usual: usualWorking(share[k], working), now: math.NaN(), z: math.NaN(), spread: spread}
+		if recent := recentWorking(share[k], working, horizon); len(recent) > 0 {
+			d.now = maxOf(pick(share[k], recent))
+			d.z = d.below(d.now)
+		}
+		out[g.key()] = d
 	}
 	return out, nil
 }

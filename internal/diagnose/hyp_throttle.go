@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"time"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/detect"
 )
 
 // thermalBits are the clock-event reasons that mean heat.
@@ -43,6 +45,30 @@ type gpuThrottle struct {
 	clockDev  *deviation // SM clock below the job's peers
 	peakTemp  float64
 	slowdown  float64
+	// timeShare is the share of the recent window the driver counted the
+	// GPU throttled, reasonShare the share of recent readings with the
+	// reasons set, each less the median GPU's: a limit every GPU reaches
+	// alike in normal work is the workload's, not a fault.
+	timeShare, reasonShare float64
+}
+
+// throttleWindow is the recent window a throttle's shares are read over.
+const throttleWindow = 10 * time.Minute
+
+// recentShare returns, over the last throttleWindow of steps with data,
+// the sum of f over the steps divided by the steps, or NaN with none.
+func recentShare(v []float64, steps int, f func(float64) float64) float64 {
+	sum, n := 0.0, 0
+	for i := len(v) - 1; i >= 0 && n < steps; i-- {
+		if !math.IsNaN(v[i]) {
+			sum += f(v[i])
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return sum / float64(n)
 }
 
 // throttles reads a throttle family (thermal or power) for every GPU.
@@ -60,14 +86,36 @@ func (an *analysis) throttles(ctx context.Context, violation string, bits uint64
 		keys[entityKey(r.ent)] = r.ent
 	}
 	viol := vt.byEntity()
+	steps := max(1, int(throttleWindow/an.v.step))
+	timeShare := func(r *row) float64 {
+		return recentShare(r.v, steps, func(x float64) float64 { return min(1, max(0, x/stepS)) })
+	}
+	reasonShare := func(r *row) float64 {
+		return recentShare(r.v, steps, func(x float64) float64 {
+			if x >= 0 && uint64(x)&bits != 0 {
+				return 1
+			}
+			return 0
+		})
+	}
+	var times, rsns []float64
+	for _, r := range vt.rows {
+		times = append(times, timeShare(r))
+	}
+	for _, r := range rt.rows {
+		rsns = append(rsns, reasonShare(r))
+	}
+	medTime, medReason := detect.Median(times), detect.Median(rsns)
 	for _, k := range sortedKeys(keys) {
 		e := keys[k]
 		g := gpuThrottle{node: e[catalog.KeyNode], gpu: e[catalog.KeyGPU], violation: counterActivity{first: -1}, reasons: counterActivity{first: -1}}
 		if r := viol[k]; r != nil {
 			g.violation = activityOf(r.v, 0.05*stepS)
+			g.timeShare = max(0, timeShare(r)-medTime)
 		}
 		if r := reasons[k]; r != nil {
 			g.reasons = reasonSteps(r.v, bits)
+			g.reasonShare = max(0, reasonShare(r)-medReason)
 		}
 		if r := temps[k]; r != nil {
 			g.peakTemp = maxOf(r.v)
@@ -103,23 +151,20 @@ func maxOf(v []float64) float64 {
 	return m
 }
 
-// throttledFull is how many throttled steps make a throttle's vendor
-// evidence complete: ten minutes at dcgm-exporter's default interval.
-const throttledFull = 20
-
 // throttleStrength weighs a throttle's evidence in proportion: the share
-// of steps the driver reported the GPU throttled (violation time is
-// NVML's own account, clock-event reasons half of it: they flag a limit
-// reached, not time lost) and how far its SM clock fell below its peers'.
+// of the recent window the driver counted the GPU throttled beyond the
+// median GPU's (violation time is NVML's own account; clock-event reasons
+// count half: they flag a limit reached, not time lost) and how far its
+// SM clock fell below its peers'.
 // Reasons that flicker on a GPU running at its peers' clocks are a GPU at
 // its limit: weak evidence.
 func throttleStrength(g gpuThrottle) float64 {
 	u := 0.0
 	switch {
-	case g.violation.steps >= 2:
-		u = maxUnits * min(1, float64(g.violation.steps)/throttledFull)
+	case g.violation.steps >= 2 && g.timeShare > 0:
+		u = maxUnits * min(1, g.timeShare)
 	case g.reasons.steps >= 2:
-		u = 0.5 * maxUnits * min(1, float64(g.reasons.steps)/throttledFull)
+		u = 0.5 * maxUnits * min(1, g.reasonShare)
 	}
 	if g.clockDev != nil {
 		u += units(-g.clockDev.z)
@@ -155,7 +200,8 @@ func hypThermal(ctx context.Context, an *analysis) ([]*candidate, error) {
 		}
 		c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_THERMAL_VIOLATION",
 			Query:   an.v.query("gpu.thermal_violation", gpuMatchers(an.v, g.node, g.gpu)),
-			Summary: fmt.Sprintf("throttled for heat in %d steps, thermal clock reasons in %d%s", g.violation.steps, g.reasons.steps, temp)})
+			Summary: fmt.Sprintf("throttled for heat in %d steps, thermal clock reasons in %d; %.0f%% of the last %s more than the median GPU%s",
+				g.violation.steps, g.reasons.steps, 100*max(g.timeShare, g.reasonShare), throttleWindow, temp)})
 		addClockEvidence(an, c, g)
 		out = append(out, c)
 	}
@@ -166,7 +212,7 @@ func hypThermal(ctx context.Context, an *analysis) ([]*candidate, error) {
 // take to settle: three of their one-minute time constants.
 const workMask = 6
 
-// working reports, per step, whether the job has been doing its usual work
+// working reports, per step, whether the job has been working (not paused)
 // for the last mask steps: while it pauses (a checkpoint, a stall) and for
 // a few minutes after (workMask), its GPUs cool and warm at their own pace,
 // so their temperatures' levels say little of their cooling; a steep climb
@@ -176,7 +222,7 @@ func (j *trainJob) working(n, mask int) []bool {
 	for i := range n {
 		out[i] = j.act != nil && i >= mask
 		for k := max(0, i-mask); k <= i && out[i]; k++ {
-			out[i] = j.act[k] >= 0.8*j.ref.Median
+			out[i] = j.act[k] >= stallRatio*j.ref.Median // not paused: a slowed job still works
 		}
 	}
 	return out
@@ -233,7 +279,8 @@ func hypPower(ctx context.Context, an *analysis) ([]*candidate, error) {
 		c.action = fmt.Sprintf("check the power supplies and power limits of %s (nvidia-smi -q -d POWER); drain it if the brake stays on", node)
 		c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_POWER_VIOLATION",
 			Query:   an.v.query("gpu.power_violation", gpuMatchers(an.v, node, gpu)),
-			Summary: fmt.Sprintf("GPU %s held by a power limit in %d steps, power clock reasons in %d", g.gpu, g.violation.steps, g.reasons.steps)})
+			Summary: fmt.Sprintf("GPU %s held by a power limit in %d steps, power clock reasons in %d; %.0f%% of the last %s more than the median GPU",
+				g.gpu, g.violation.steps, g.reasons.steps, 100*max(g.timeShare, g.reasonShare), throttleWindow)})
 		addClockEvidence(an, c, g)
 		out = append(out, c)
 	}
