@@ -199,7 +199,7 @@ func hypThermal(ctx context.Context, an *analysis) ([]*candidate, error) {
 			}
 		}
 		c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_THERMAL_VIOLATION",
-			Query:   an.v.query("gpu.thermal_violation", gpuMatchers(an.v, g.node, g.gpu)),
+			Query: an.v.query("gpu.thermal_violation", gpuMatchers(an.v, g.node, g.gpu)),
 			Summary: fmt.Sprintf("throttled for heat in %d steps, thermal clock reasons in %d; %.0f%% of the last %s more than the median GPU%s",
 				g.violation.steps, g.reasons.steps, 100*max(g.timeShare, g.reasonShare), throttleWindow, temp)})
 		addClockEvidence(an, c, g)
@@ -278,7 +278,7 @@ func hypPower(ctx context.Context, an *analysis) ([]*candidate, error) {
 		}
 		c.action = fmt.Sprintf("check the power supplies and power limits of %s (nvidia-smi -q -d POWER); drain it if the brake stays on", node)
 		c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_POWER_VIOLATION",
-			Query:   an.v.query("gpu.power_violation", gpuMatchers(an.v, node, gpu)),
+			Query: an.v.query("gpu.power_violation", gpuMatchers(an.v, node, gpu)),
 			Summary: fmt.Sprintf("GPU %s held by a power limit in %d steps, power clock reasons in %d; %.0f%% of the last %s more than the median GPU",
 				g.gpu, g.violation.steps, g.reasons.steps, 100*max(g.timeShare, g.reasonShare), throttleWindow)})
 		addClockEvidence(an, c, g)
