@@ -81,13 +81,20 @@ func hypNodeDown(ctx context.Context, an *analysis) ([]*candidate, error) {
 	}
 	gone := an.vanished(load)
 	var out []*candidate
+	last, err := an.conditionLast(ctx, "Ready")
+	if err != nil {
+		return nil, err
+	}
 	for _, node := range sortedKeys(eps) {
-		e := eps[node][0]
-		c := an.nodeCandidate(KindNodeDown, node)
-		c.onset, c.strength, c.direct = an.v.time(e.start), 0.6, true
-		if e.len() >= 2 {
-			c.strength = 0.85
+		e := eps[node][len(eps[node])-1]
+		if e.end < last[node] {
+			continue // Ready again: a reboot or a flap that is over
 		}
+		c := an.nodeCandidate(KindNodeDown, node)
+		// One reading of not Ready is a kubelet's late status update;
+		// each further one adds until two minutes of them.
+		u := min(maxUnits, notReadyUnits*float64(e.len()))
+		c.onset, c.direct = an.v.time(e.start), true
 		c.headline = fmt.Sprintf("%s down", node)
 		c.action = fmt.Sprintf("check %s's power and kubelet (kubectl describe node %s); restart the job on healthy nodes", node, node)
 		c.evidence = append(c.evidence, Evidence{Signal: "kube_node_status_condition",
@@ -95,12 +102,39 @@ func hypNodeDown(ctx context.Context, an *analysis) ([]*candidate, error) {
 			Summary: fmt.Sprintf("%s not Ready from %s for %s", node, an.v.time(e.start).Format(time.TimeOnly), time.Duration(e.len())*an.v.step)})
 		if g, ok := gone[nodeKey(node)]; ok && absDiff(g.at, e.start) <= 4 {
 			// The exporters fell silent with it.
-			c.strength = 1 - (1-c.strength)*0.4
+			u += silentUnits
 			c.onset = an.v.time(min(g.at, e.start))
 			c.evidence = append(c.evidence, Evidence{Signal: "node_load1", Query: an.v.query("node.load1", ""),
 				Summary: fmt.Sprintf("node-exporter on %s silent from %s", node, an.v.time(g.at).Format(time.TimeOnly))})
 		}
+		c.strength = strengthOf(u)
 		out = append(out, c)
+	}
+	return out, nil
+}
+
+// notReadyUnits is the evidence of each reading of a node not Ready, and
+// silentUnits that of its exporters falling silent with it.
+const (
+	notReadyUnits = 1.5
+	silentUnits   = 4.0
+)
+
+// conditionLast returns, per node, the last step with a reading of a node
+// condition.
+func (an *analysis) conditionLast(ctx context.Context, condition string) (map[string]int, error) {
+	t, err := an.v.sig(ctx, "k8s.node_condition", "condition", "status")
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, r := range t.rows {
+		if r.extra["condition"] != condition {
+			continue
+		}
+		if _, l := lastValid(r.v); l > out[r.ent[catalog.KeyNode]] {
+			out[r.ent[catalog.KeyNode]] = l
+		}
 	}
 	return out, nil
 }

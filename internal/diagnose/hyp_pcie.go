@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
-	"github.com/vigil-obs/vigil/internal/detect"
 )
 
 // hypPCIe: a GPU whose PCIe link trained below its peers' width or
@@ -25,20 +24,19 @@ func hypPCIe(ctx context.Context, an *analysis) ([]*candidate, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The link is as trained at the window's start by the healthy
-		// majority: the peers' median of each GPU's first value.
-		var firsts []float64
+		// The link as its peers run it at the same moment: idle links
+		// train down to save power (ASPM), every GPU's at once when the
+		// job pauses; a link below its peers' while they run faster, and
+		// still now, is degraded.
+		peers := medianAcross(t.rows, an.v.n)
 		for _, r := range t.rows {
-			if i := firstValid(r.v); i >= 0 {
-				firsts = append(firsts, r.v[i])
-			}
-		}
-		want := detect.Median(firsts)
-		for _, r := range t.rows {
-			bad := episodes(an.v.n, func(i int) bool { return r.v[i] < want }, peerRun)
-			if len(bad) == 0 {
+			eps := episodes(an.v.n, func(i int) bool { return r.v[i] < peers[i] }, peerRun)
+			_, last := lastValid(r.v)
+			if len(eps) == 0 || eps[len(eps)-1].end < last {
 				continue
 			}
+			bad := eps[len(eps)-1:]
+			want := peers[last]
 			node, gpu := r.ent[catalog.KeyNode], r.ent[catalog.KeyGPU]
 			low, _ := lastValid(r.v)
 			c := an.pcieCandidate(cands, node, gpu, bad[0].start)
