@@ -67,7 +67,13 @@ func hypStraggler(ctx context.Context, an *analysis) ([]*candidate, error) {
 		if j.symptom == nil || j.actSignal == "" {
 			continue
 		}
-		devs, err := an.peerDeviations(ctx, j, j.actSignal, slowZ)
+		signal := j.actSignal
+		if signal == "gpu.util" && j.power != nil {
+			// GPU_UTIL is 100% on every rank, waiting or not: the rank the
+			// others wait for is the one still drawing its full power.
+			signal = "gpu.power"
+		}
+		devs, err := an.peerDeviations(ctx, j, signal, slowZ)
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +100,7 @@ func hypStraggler(ctx context.Context, an *analysis) ([]*candidate, error) {
 			c.onset, c.strength = an.v.time(first[node]), 0.6
 			c.headline = fmt.Sprintf("%s straggling rank", node)
 			c.action = fmt.Sprintf("profile the rank on %s (py-spy, nsys); cordon the node and restart the job on healthy nodes if it stays slow", node)
-			c.evidence = append(c.evidence, Evidence{Signal: j.actSignal, Query: an.v.query(j.actSignal, gpuMatchers(an.v, node, "")),
+			c.evidence = append(c.evidence, Evidence{Signal: signal, Query: an.v.query(signal, gpuMatchers(an.v, node, "")),
 				Summary: fmt.Sprintf("%d GPUs of %s busier than the job's others (%.1f spreads) from %s: the others wait for it",
 					count[node], node, detect.Median(zs[node]), an.v.time(first[node]).Format(time.TimeOnly))})
 			out = append(out, c)

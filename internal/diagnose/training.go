@@ -60,6 +60,12 @@ type trainJob struct {
 	// util is the job's median GPU_UTIL per step when act is read from
 	// a profiling signal (nil otherwise): a hang keeps it high.
 	util []float64
+	// power is the job's median power draw per step when act is GPU_UTIL
+	// (dcgm-exporter's default fields): ranks that wait in NCCL keep
+	// GPU_UTIL at 100% but draw less, so power shows a slowdown GPU_UTIL
+	// hides. powerRef is its reference.
+	power    []float64
+	powerRef detect.Baseline
 	// stalled/slowed: the symptom episode, if any; sym its index;
 	// current: it still holds at the evaluation time.
 	symptom *episode
@@ -256,6 +262,16 @@ func (an *analysis) jobActivity(ctx context.Context, j *trainJob) error {
 		}
 		j.act, j.actSignal = medianAcross(rows, an.v.n), s
 		j.ref = reference(j.act, detect.Floor{Rel: 0.01, Abs: 1e-6})
+		if s == "gpu.util" {
+			p, err := an.v.sig(ctx, "gpu.power")
+			if err != nil {
+				return err
+			}
+			if prows := nonNil(j.rows(p)); len(prows) > 0 {
+				j.power = medianAcross(prows, an.v.n)
+				j.powerRef = reference(j.power, detect.Floor{Rel: 0.01, Abs: 1})
+			}
+		}
 		if s != "gpu.util" {
 			u, err := an.v.sig(ctx, "gpu.util")
 			if err != nil {
@@ -293,6 +309,11 @@ func (an *analysis) trainingSymptom(j *trainJob) {
 		return i > 0 && paused(i-1) || i+1 < n && paused(i+1)
 	}
 	slows := episodes(n, func(i int) bool { return !paused(i) && !near(i) && j.ref.Z(j.act[i]) <= -slowZ }, slowRun)
+	powerSlow := false
+	if len(slows) == 0 && j.power != nil && j.powerRef.N > 0 {
+		slows = episodes(n, func(i int) bool { return !paused(i) && !near(i) && j.powerRef.Z(j.power[i]) <= -slowZ }, slowRun)
+		powerSlow = len(slows) > 0
+	}
 	type found struct {
 		kind string
 		e    episode
@@ -327,9 +348,9 @@ func (an *analysis) trainingSymptom(j *trainJob) {
 	switch {
 	case current != nil:
 		j.stall = current.kind == SymptomTrainingStall
-		an.addTrainingSymptom(j, current.kind, current.e)
+		an.addTrainingSymptom(j, current.kind, current.e, powerSlow && current.kind == SymptomTrainingSlowdown)
 	case resolved != nil:
-		an.addTrainingSymptom(j, resolved.kind, resolved.e)
+		an.addTrainingSymptom(j, resolved.kind, resolved.e, powerSlow && resolved.kind == SymptomTrainingSlowdown)
 	}
 }
 
@@ -396,7 +417,7 @@ func (an *analysis) corroboratedStalls() {
 		e := eps[len(eps)-1]
 		if an.corroborated(j, an.v.time(e.start)) {
 			j.stall = kind == SymptomTrainingStall
-			an.addTrainingSymptom(j, kind, e)
+			an.addTrainingSymptom(j, kind, e, false)
 		}
 	}
 }
@@ -417,11 +438,16 @@ func (an *analysis) corroborated(j *trainJob, start time.Time) bool {
 }
 
 // addTrainingSymptom records the job's stall or slowdown over episode e.
-func (an *analysis) addTrainingSymptom(j *trainJob, kind string, e episode) {
+func (an *analysis) addTrainingSymptom(j *trainJob, kind string, e episode, byPower bool) {
 	j.symptom = &e
 	low := detect.Median(j.act[e.start : e.end+1])
 	summary := fmt.Sprintf("%s/%s stalled: GPU work (%s) fell to %.0f%% of its earlier level", j.ns, j.name, j.actSignal, 100*low/j.ref.Median)
-	if kind == SymptomTrainingSlowdown {
+	switch {
+	case byPower:
+		low := detect.Median(j.power[e.start : e.end+1])
+		summary = fmt.Sprintf("%s/%s slowed: its GPUs draw %.1f%% less power (gpu.power) while GPU_UTIL stays at %.0f%% (the ranks wait in NCCL)",
+			j.ns, j.name, 100*(1-low/j.powerRef.Median), 100*detect.Median(j.act[e.start:e.end+1]))
+	case kind == SymptomTrainingSlowdown:
 		summary = fmt.Sprintf("%s/%s slowed: GPU work (%s) fell %.1f%% below its earlier level", j.ns, j.name, j.actSignal, 100*(1-low/j.ref.Median))
 	}
 	_, last := lastValid(j.act)
