@@ -77,6 +77,15 @@ func (an *analysis) nodePeerDeviations(s nodeSeries, thr float64, floor detect.F
 	return peerDeviationsOf(rows, keys, an.v.n, thr, floor)
 }
 
+// saturationUnits is the evidence of a resource's busy share: none up to
+// half of it, maxUnits when full.
+func saturationUnits(level float64) float64 {
+	if !(level > 0.5) {
+		return 0
+	}
+	return min(maxUnits, maxUnits*(level-0.5)/0.5)
+}
+
 // hypNodeCPU: a node whose CPUs run far busier than its peers' for
 // minutes (and near saturation): its dataloaders and NCCL proxies starve.
 func hypNodeCPU(ctx context.Context, an *analysis) ([]*candidate, error) {
@@ -88,15 +97,20 @@ func hypNodeCPU(ctx context.Context, an *analysis) ([]*candidate, error) {
 	var out []*candidate
 	for _, node := range sortedKeys(devs) {
 		d := devs[node]
-		if d.ep.len() < 3 {
-			continue
+		_, last := lastValid(busy[node])
+		if d.ep.len() < 3 || d.ep.end < last-1 || d.ep.start <= firstValid(busy[node])+1 {
+			continue // a burst that is over, or a node that always ran busier
 		}
 		level := detect.Median(busy[node][d.ep.start : d.ep.end+1])
-		c := an.nodeCandidate(KindNodeCPUSaturated, node)
-		c.onset, c.strength = an.v.time(d.onset), 0.3
-		if level >= 0.85 {
-			c.strength, c.direct = 0.8, true
+		// Busier than its peers is news only as far as the CPUs fill up:
+		// a node at half its CPUs has room for its dataloaders.
+		sat := saturationUnits(level)
+		if sat == 0 {
+			continue
 		}
+		c := an.nodeCandidate(KindNodeCPUSaturated, node)
+		c.onset, c.strength = an.v.time(d.onset), strengthOf(min(units(d.z), sat)+sat)
+		c.direct = level >= 0.9
 		c.headline = fmt.Sprintf("%s CPU saturated", node)
 		c.action = fmt.Sprintf("find the process eating %s's CPUs (top, kubectl top pod --all-namespaces on the node); evict it or cordon the node", node)
 		c.evidence = append(c.evidence, Evidence{Signal: "node_cpu_seconds_total",
@@ -106,6 +120,10 @@ func hypNodeCPU(ctx context.Context, an *analysis) ([]*candidate, error) {
 	}
 	return out, nil
 }
+
+// pressureUnits is the evidence of the kubelet reporting MemoryPressure:
+// its eviction threshold is crossed.
+const pressureUnits = 5.0
 
 // hypNodeMemory: the kubelet reports MemoryPressure, or a node's memory in
 // use climbs far above its peers' with memory stalls (PSI).
@@ -140,8 +158,11 @@ func hypNodeMemory(ctx context.Context, an *analysis) ([]*candidate, error) {
 		nodes[n] = true
 	}
 	for n, d := range devs {
-		if d.ep.len() >= 3 {
-			nodes[n] = true
+		_, last := lastValid(used[n])
+		if d.ep.len() >= 3 && d.ep.end >= last-1 && d.ep.start > firstValid(used[n])+1 {
+			nodes[n] = true // above its peers now, and not always
+		} else {
+			delete(devs, n)
 		}
 	}
 	var out []*candidate
@@ -149,21 +170,30 @@ func hypNodeMemory(ctx context.Context, an *analysis) ([]*candidate, error) {
 		c := an.nodeCandidate(KindNodeMemoryPressure, node)
 		c.headline = fmt.Sprintf("%s memory pressure", node)
 		c.action = fmt.Sprintf("find what fills %s's memory (a leaking dataloader?); restart it or cordon the node before the kernel OOM-kills the rank", node)
-		c.strength = 0.3
+		u := 0.0
 		if d, ok := devs[node]; ok {
+			// Above its peers counts as far as the memory fills up.
+			level, _ := lastValid(used[node])
+			sat := saturationUnits(level)
+			u += min(units(d.z), sat) + sat
 			c.onset = an.v.time(d.onset)
 			c.evidence = append(c.evidence, Evidence{Signal: "node_memory_MemAvailable_bytes",
 				Query:   "1 - node_memory_MemAvailable_bytes / node_memory_MemTotal_bytes",
 				Summary: fmt.Sprintf("memory in use %.0f%% from %s, %.1f spreads above its peers'", 100*detect.Median(used[node][d.ep.start:d.ep.end+1]), an.v.time(d.onset).Format(time.TimeOnly), d.z)})
 		}
-		if es, ok := press[node]; ok {
-			c.strength, c.direct = 0.85, true
+		if es, ok := press[node]; ok && es[len(es)-1].end >= an.v.n-2 {
+			// The kubelet's own eviction threshold is crossed now.
+			u += pressureUnits
+			c.direct = true
 			if c.onset.IsZero() || an.v.time(es[0].start).Before(c.onset) {
 				c.onset = an.v.time(es[0].start)
 			}
 			c.evidence = append(c.evidence, Evidence{Signal: "kube_node_status_condition",
 				Query:   fmt.Sprintf(`kube_node_status_condition{node=%q, condition="MemoryPressure", status="true"}`, node),
 				Summary: fmt.Sprintf("MemoryPressure from %s", an.v.time(es[0].start).Format(time.TimeOnly))})
+		}
+		if c.strength = strengthOf(u); c.strength == 0 {
+			continue
 		}
 		out = append(out, c)
 	}
