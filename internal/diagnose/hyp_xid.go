@@ -108,6 +108,10 @@ func (an *analysis) readXIDEvents(ctx context.Context) ([]xidEvent, error) {
 	return an.mergeLoggedXIDs(out, logged), nil
 }
 
+// appXIDStrength is the evidence of an application XID that names no
+// part of the GPU: under 0.5 however it merges.
+const appXIDStrength = 0.25
+
 // xidStrength is how strongly an XID of a severity shows a fault.
 func xidStrength(s catalog.Severity) float64 {
 	switch s {
@@ -137,6 +141,12 @@ func hypXID(ctx context.Context, an *analysis) ([]*candidate, error) {
 		action := fmt.Sprintf("look up XID %d in NVIDIA's XID catalog; drain %s if it repeats", ev.code, ev.node)
 		if ok {
 			kind, strength = x.Cause, xidStrength(x.Severity)
+			if kind == KindGPUXIDError && x.Severity == catalog.SeverityApp {
+				// An application's own fault (13, 31): the GPU stays
+				// healthy, and the application restarts. It names no
+				// hardware cause, however often it repeats.
+				strength = appXIDStrength
+			}
 			what = fmt.Sprintf("XID %d (%s)", ev.code, x.Mnemonic)
 			action = xidAction(x, ev.node)
 		}
