@@ -244,6 +244,22 @@ func (an *analysis) link() {
 	}
 }
 
+// latest returns the episode a symptom reports among es (not empty): the
+// last one, and, when it ended before v's last reading (one missed
+// reading allowed), the instant it ended: the symptom is history.
+func (an *analysis) latest(es []episode, v []float64) (episode, *time.Time) {
+	e := es[len(es)-1]
+	last := an.v.n - 1
+	if v != nil {
+		_, last = lastValid(v)
+	}
+	if e.end >= last-1 {
+		return e, nil
+	}
+	t := an.v.time(e.end + 1)
+	return e, &t
+}
+
 // episode is a run of steps [start, end] where a condition holds.
 type episode struct{ start, end int }
 

@@ -52,6 +52,9 @@ func hypDependency(_ context.Context, an *analysis) ([]*candidate, error) {
 		if !ok || sh.Z <= 0 || !(sh.Before > 0) || sh.After < depRatio*sh.Before {
 			continue
 		}
+		if recentLow(h.excl, peerRun) < depRatio*sh.Before {
+			continue // fast again: a slow spell that is over
+		}
 		h.shift, h.ratio = sh, sh.After/sh.Before
 		an.shareOfRoot(h)
 		slow = append(slow, h)

@@ -276,13 +276,13 @@ func (an *analysis) loggedErrorSymptoms(ctx context.Context) error {
 		if len(es) == 0 {
 			continue
 		}
-		e := es[0]
+		e, resolved := an.latest(es, nil)
 		ent := Entity{catalog.KeyService: s.name}
 		if s.ns != "" {
 			ent[catalog.KeyNamespace] = s.ns
 		}
 		an.addSymptom(symptomRec{
-			Symptom: Symptom{Kind: SymptomErrorRateHigh, Entity: ent, Since: an.v.time(e.start),
+			Symptom: Symptom{Kind: SymptomErrorRateHigh, Entity: ent, Since: an.v.time(e.start), ResolvedAt: resolved,
 				Summary: fmt.Sprintf("%s logged %.0f HTTP 5xx responses per %s from %s (earlier %.0f)", s.name,
 					maxOf(s.per[e.start:e.end+1]), an.v.step, an.v.time(e.start).Format(time.TimeOnly), ref.Median)},
 			nodes: s.nodes, pods: s.pods,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"time"
 	"slices"
 	"strconv"
 
@@ -97,8 +98,8 @@ func (an *analysis) inferenceSymptoms(ctx context.Context, d *deployment) error 
 	}
 	d.load = sumRows(d.podRows(ok), an.v.n)
 	ent := Entity{catalog.KeyNamespace: d.ns, catalog.KeyWorkload: d.name}
-	rec := func(kind string, e episode, summary string) int {
-		return an.addSymptom(symptomRec{Symptom: Symptom{Kind: kind, Entity: ent, Since: an.v.time(e.start), Summary: summary},
+	rec := func(kind string, e episode, resolved *time.Time, summary string) int {
+		return an.addSymptom(symptomRec{Symptom: Symptom{Kind: kind, Entity: ent, Since: an.v.time(e.start), Summary: summary, ResolvedAt: resolved},
 			nodes: d.nodes, pods: d.pods, workload: d.workload()})
 	}
 	replicas := float64(max(1, len(qrows)))
@@ -106,9 +107,12 @@ func (an *analysis) inferenceSymptoms(ctx context.Context, d *deployment) error 
 		ref := reference(d.queue, detect.Floor{Rel: 0.1, Abs: 1})
 		bad := func(i int) bool { return d.queue[i] >= queueMin*replicas && d.queue[i] >= 3*ref.Median+queueMin }
 		if es := episodes(an.v.n, bad, slowRun); len(es) > 0 {
-			e := es[0]
-			d.qSym = rec(SymptomQueueGrowing, e, fmt.Sprintf("%s/%s: %.0f requests waiting (earlier %.0f)", d.ns, d.name,
+			e, resolved := an.latest(es, d.queue)
+			i := rec(SymptomQueueGrowing, e, resolved, fmt.Sprintf("%s/%s: %.0f requests waiting (earlier %.0f)", d.ns, d.name,
 				maxOf(d.queue[e.start:e.end+1]), ref.Median))
+			if resolved == nil {
+				d.qSym = i
+			}
 		}
 	}
 	if err := an.errorRate(ctx, d, rec); err != nil {
@@ -131,8 +135,8 @@ func (an *analysis) inferenceSymptoms(ctx context.Context, d *deployment) error 
 		}
 		bad := func(i int) bool { return p95[i] >= latencyRatio*ref.Median && ref.Z(p95[i]) >= slowZ }
 		if es := episodes(an.v.n, bad, slowRun); len(es) > 0 {
-			e := es[0]
-			rec(l.kind, e, fmt.Sprintf("%s/%s: p95 %s %.2fs (earlier %.2fs)", d.ns, d.name, l.what,
+			e, resolved := an.latest(es, p95)
+			rec(l.kind, e, resolved, fmt.Sprintf("%s/%s: p95 %s %.2fs (earlier %.2fs)", d.ns, d.name, l.what,
 				maxOf(p95[e.start:e.end+1]), ref.Median))
 		}
 	}
@@ -145,7 +149,7 @@ func (an *analysis) inferenceSymptoms(ctx context.Context, d *deployment) error 
 const errorShare = 0.05
 
 // errorRate finds requests ending in error on the deployment.
-func (an *analysis) errorRate(ctx context.Context, d *deployment, rec func(string, episode, string) int) error {
+func (an *analysis) errorRate(ctx context.Context, d *deployment, rec func(string, episode, *time.Time, string) int) error {
 	t, err := an.v.sig(ctx, "infer.request_success", "finished_reason")
 	if err != nil {
 		return err
@@ -172,8 +176,8 @@ func (an *analysis) errorRate(ctx context.Context, d *deployment, rec func(strin
 	if len(es) == 0 {
 		return nil
 	}
-	e := es[0]
-	rec(SymptomErrorRateHigh, e, fmt.Sprintf("%s/%s: %.0f%% of requests aborted (earlier %.1f%%)", d.ns, d.name,
+	e, resolved := an.latest(es, share)
+	rec(SymptomErrorRateHigh, e, resolved, fmt.Sprintf("%s/%s: %.0f%% of requests aborted (earlier %.1f%%)", d.ns, d.name,
 		100*maxOf(share[e.start:e.end+1]), 100*ref.Median))
 	return nil
 }
@@ -256,6 +260,10 @@ func hypCapacity(ctx context.Context, an *analysis) ([]*candidate, error) {
 			if len(es) == 0 {
 				continue
 			}
+			if _, resolved := an.latest(es, r.v); resolved != nil {
+				continue // the queue drained: a burst it absorbed
+			}
+			es = es[len(es)-1:]
 			queued++
 			if first < 0 || es[0].start < first {
 				first = es[0].start
@@ -301,8 +309,24 @@ func (an *analysis) loadRise(d *deployment, ref detect.Baseline) int {
 	return es[0].start
 }
 
-// hypKVCache: one replica's KV cache runs far fuller than its peers'
-// (near full) while it preempts requests.
+// preemptUnits is the evidence of a replica preempting sequences.
+const preemptUnits = 4.0
+
+// recentLow returns the least of a series' last k readings (NaN with
+// none): what held through all of them.
+func recentLow(v []float64, k int) float64 {
+	var pts []float64
+	for i := len(v) - 1; i >= 0 && len(pts) < k; i-- {
+		if !math.IsNaN(v[i]) {
+			pts = append(pts, v[i])
+		}
+	}
+	return minOf(pts)
+}
+
+// hypKVCache: a replica's KV cache filled up against its own earlier
+// level, in proportion to how full it is, and more so while it preempts
+// sequences.
 func hypKVCache(ctx context.Context, an *analysis) ([]*candidate, error) {
 	kv, err := an.v.sig(ctx, "infer.kv_cache_usage")
 	if err != nil {
@@ -316,38 +340,50 @@ func hypKVCache(ctx context.Context, an *analysis) ([]*candidate, error) {
 	var out []*candidate
 	for _, d := range an.deps {
 		rows := d.podRows(kv)
-		if len(rows) < 3 {
-			continue
-		}
-		keys := make([]string, len(rows))
+		nows := make([]float64, len(rows))
 		for i, r := range rows {
-			keys[i] = entityKey(r.ent)
+			nows[i] = recentLow(r.v, peerRun)
 		}
-		devs := peerDeviationsOf(rows, keys, an.v.n, slowZ, detect.Floor{Rel: 0.02, Abs: 0.01})
 		for i, r := range rows {
-			dv, ok := devs[keys[i]]
-			if !ok || dv.ep.len() < 3 {
+			// Fuller than the other replicas too: every replica filling
+			// up at once is the deployment's capacity, not one cache.
+			others := append(slices.Clone(nows[:i]), nows[i+1:]...)
+			if len(others) > 0 {
+				peers := detect.NewBaseline(others, detect.Floor{Rel: 0.02, Abs: 0.02})
+				if units(peers.Z(nows[i])) == 0 {
+					continue
+				}
+			}
+			// Filled up against its own earlier level, and full now (the
+			// last two readings): a replica that always ran fuller, or a
+			// prefill that filled it for one scrape, is no news.
+			ref := reference(r.v, detect.Floor{Rel: 0.02, Abs: 0.01})
+			now := recentLow(r.v, peerRun)
+			rise, sat := units(ref.Z(now)), saturationUnits(now)
+			if rise == 0 || sat == 0 {
 				continue
 			}
-			level := detect.Median(r.v[dv.ep.start : dv.ep.end+1])
+			u := min(rise, sat) + sat
+			onset := firstAbove(r.v, 0, ref.Median+noiseZ*ref.Scale)
 			ns, pod := r.ent[catalog.KeyNamespace], r.ent[catalog.KeyPod]
 			c := an.podCandidate(KindKVCacheExhausted, ns, pod)
 			c.workload = d.workload()
-			c.onset, c.strength = an.v.time(dv.onset), 0.35
-			if level >= 0.9 {
-				c.strength = 0.75
-			}
+			c.onset = an.v.time(max(onset, 0))
 			c.headline = fmt.Sprintf("%s/%s KV cache exhausted", ns, pod)
 			c.action = fmt.Sprintf("cap the context length or concurrent sequences of %s (--max-model-len, --max-num-seqs), or add replicas", d.name)
 			c.evidence = append(c.evidence, Evidence{Signal: "vllm:kv_cache_usage_perc", Query: an.v.query("infer.kv_cache_usage", fmt.Sprintf("pod=%q", pod)),
-				Summary: fmt.Sprintf("KV cache %.0f%% full from %s, %.1f spreads above the other replicas", 100*level, an.v.time(dv.onset).Format("15:04:05"), dv.z)})
+				Summary: fmt.Sprintf("KV cache %.0f%% full from %s (earlier %.0f%%)", 100*now, an.v.time(max(onset, 0)).Format("15:04:05"), 100*ref.Median)})
 			if p := preBy[entityKey(r.ent)]; p != nil {
-				if a := activityOf(p.v, 0); a.steps >= 2 {
-					c.strength = 1 - (1-c.strength)*0.5
+				if a := activityOf(p.v[max(onset, 0):], 0); a.steps >= 2 {
+					// vLLM preempts running sequences only when the cache
+					// has no room left: its own word of exhaustion.
+					u += preemptUnits
+					c.direct = true
 					c.evidence = append(c.evidence, Evidence{Signal: "vllm:num_preemptions_total", Query: an.v.query("infer.preemptions", fmt.Sprintf("pod=%q", pod)),
 						Summary: fmt.Sprintf("%.0f preemptions in %d steps", a.total, a.steps)})
 				}
 			}
+			c.strength = strengthOf(u)
 			out = append(out, c)
 		}
 	}

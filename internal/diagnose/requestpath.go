@@ -60,8 +60,8 @@ func (an *analysis) findRequestPath(ctx context.Context) error {
 }
 
 // addRequestSymptom records a symptom of a service of the request path.
-func (an *analysis) addRequestSymptom(kind, svc string, e episode, summary string) {
-	i := an.addSymptom(symptomRec{Symptom: Symptom{Kind: kind, Entity: Entity{catalog.KeyService: svc}, Since: an.v.time(e.start), Summary: summary}})
+func (an *analysis) addRequestSymptom(kind, svc string, e episode, resolved *time.Time, summary string) {
+	i := an.addSymptom(symptomRec{Symptom: Symptom{Kind: kind, Entity: Entity{catalog.KeyService: svc}, Since: an.v.time(e.start), Summary: summary, ResolvedAt: resolved}})
 	an.rp.symptoms[i] = svc
 }
 
@@ -73,8 +73,8 @@ func (an *analysis) rootLatency(svc string, mean []float64) {
 	}
 	bad := func(i int) bool { return mean[i] >= reqLatencyRatio*ref.Median && ref.Z(mean[i]) >= slowZ }
 	if es := episodes(an.v.n, bad, slowRun); len(es) > 0 {
-		e := es[0]
-		an.addRequestSymptom(SymptomInferenceLatencyHigh, svc, e, fmt.Sprintf("%s: mean request latency %s (earlier %s)", svc,
+		e, resolved := an.latest(es, mean)
+		an.addRequestSymptom(SymptomInferenceLatencyHigh, svc, e, resolved, fmt.Sprintf("%s: mean request latency %s (earlier %s)", svc,
 			fmtSeconds(maxOf(mean[e.start:e.end+1])), fmtSeconds(ref.Median)))
 	}
 }
@@ -87,8 +87,8 @@ func (an *analysis) rootErrors(svc string, share []float64) {
 	}
 	bad := func(i int) bool { return share[i] >= errorShare && share[i] >= 3*ref.Median }
 	if es := episodes(an.v.n, bad, slowRun); len(es) > 0 {
-		e := es[0]
-		an.addRequestSymptom(SymptomErrorRateHigh, svc, e, fmt.Sprintf("%s: %.0f%% of requests failed (earlier %.1f%%)", svc,
+		e, resolved := an.latest(es, share)
+		an.addRequestSymptom(SymptomErrorRateHigh, svc, e, resolved, fmt.Sprintf("%s: %.0f%% of requests failed (earlier %.1f%%)", svc,
 			100*maxOf(share[e.start:e.end+1]), 100*ref.Median))
 	}
 }
