@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"context"
+	"math"
 	"fmt"
 	"strings"
 	"time"
@@ -103,13 +104,15 @@ func hypDrift(ctx context.Context, an *analysis) ([]*candidate, error) {
 			if len(es) == 0 {
 				continue
 			}
+			if _, resolved := an.latest(es, r.v); resolved != nil {
+				continue // the last window no longer drifts: one odd sample
+			}
+			es = es[len(es)-1:]
 			score, _ := lastValid(r.v)
 			c := get(ns, model, es[0].start)
-			s := 0.6
-			if score >= 2*thr {
-				s = 0.8
-			}
-			c.strength = 1 - (1-c.strength)*(1-s)
+			// At the method's threshold half the cap, twice it the cap.
+			u := max(0, min(maxUnits, maxUnits/2*(1+math.Log2(score/thr))))
+			c.strength = strengthOf(-unitsPerE*math.Log(1-c.strength) + u)
 			c.evidence = append(c.evidence, Evidence{Signal: metricDrift,
 				Query:   fmt.Sprintf(`%s{model=%q, feature=%q, method=%q}`, metricDrift, model, feature, method),
 				Summary: fmt.Sprintf("feature %s: %s %.3f (drift at %.2f) from %s", feature, method, score, thr, an.v.time(es[0].start).Format(time.TimeOnly))})

@@ -179,18 +179,21 @@ const (
 )
 
 // hypGPUIdle: a pod holds a GPU that has done no work (no tensor or SM
-// activity; GPU_UTIL of a polling loop does not count) for at least
+// activity, or with the default fields no kernel at all) for at least
 // idleFor, up to now. Ranks of a training job that stopped are the job's
 // trouble, not waste.
 func hypGPUIdle(ctx context.Context, an *analysis) ([]*candidate, error) {
 	var work *table
-	for _, s := range []string{"gpu.tensor_active", "gpu.sm_active", "gpu.gr_engine_active"} {
+	signal := ""
+	// GPU_UTIL last, for dcgm-exporter's default fields: a polling loop
+	// keeps it above zero, so at zero the GPU ran no kernel at all.
+	for _, s := range []string{"gpu.tensor_active", "gpu.sm_active", "gpu.gr_engine_active", "gpu.util"} {
 		t, err := an.v.sig(ctx, s)
 		if err != nil {
 			return nil, err
 		}
 		if len(t.rows) > 0 {
-			work = t
+			work, signal = t, s
 			break
 		}
 	}
@@ -223,7 +226,7 @@ func hypGPUIdle(ctx context.Context, an *analysis) ([]*candidate, error) {
 			c.strength = 0.6 + 0.3*math.Min(1, float64(dur-idleFor)/float64(idleFull-idleFor))
 			c.headline = fmt.Sprintf("%s/%s holds GPU %s of %s idle", p.Namespace, p.Pod, g.Index, n.Name)
 			c.action = fmt.Sprintf("ask the owner of %s/%s to release the GPU (scale it to zero or stop the kernel); consider an idle-GPU reaper", p.Namespace, p.Pod)
-			c.evidence = append(c.evidence, Evidence{Signal: work.metric, Query: an.v.query("gpu.tensor_active", gpuMatchers(an.v, n.Name, g.Index)),
+			c.evidence = append(c.evidence, Evidence{Signal: work.metric, Query: an.v.query(signal, gpuMatchers(an.v, n.Name, g.Index)),
 				Summary: fmt.Sprintf("no GPU work for %s (median %.3f) while %s/%s holds it", dur, detect.Median(r.v[an.v.n-run:]), p.Namespace, p.Pod)})
 			out = append(out, c)
 		}
