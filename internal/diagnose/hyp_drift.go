@@ -2,8 +2,8 @@ package diagnose
 
 import (
 	"context"
-	"math"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 

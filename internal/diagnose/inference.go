@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"time"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/prometheus/prometheus/promql"
 
