@@ -252,16 +252,6 @@ func (p *pod) hold(nd *node, k int) {
 	}
 }
 
-// gpuIndex finds a GPU by node and index.
-func (c *cluster) gpuOf(node string, idx int) *gpu {
-	for _, n := range c.nodes {
-		if n.name == node {
-			return n.gpus[idx]
-		}
-	}
-	return nil
-}
-
 // round to d decimals.
 func round(v float64, d int) float64 {
 	p := math.Pow(10, float64(d))

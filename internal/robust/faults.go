@@ -205,7 +205,7 @@ func buildNVLink(b *faultBuilder) *activeFault {
 		}
 		j.rankMul[p] = 1 - (1-speed)*k
 		if s >= 1 && since < tick {
-			bad.setXID(74, t)
+			bad.setXID(74)
 		}
 		if s > 1 && since >= 2*time.Minute {
 			j.stall(b.onset.Add(2*time.Minute), nil, nil)
@@ -229,7 +229,7 @@ func buildXID(b *faultBuilder) *activeFault {
 	f.pre = func(_ *world, t time.Time, since time.Duration) {
 		switch {
 		case since < tick:
-			g.setXID(code, t)
+			g.setXID(code)
 			g.st.remapUnc++
 			p.restartContainer(t, "Error")
 			j.stall(t, p, func(o *gpu) demand {
@@ -239,7 +239,7 @@ func buildXID(b *faultBuilder) *activeFault {
 				return demand{fb: 520}
 			})
 		case s > 1 && since >= 80*time.Second && since < 80*time.Second+tick:
-			g.setXID(95, t)
+			g.setXID(95)
 			g.st.remapUnc++
 			loop = &crashLoop{p: p, upFor: 15 * time.Second, reason: "Error"}
 			loop.start(t)
@@ -269,7 +269,7 @@ func buildLost(b *faultBuilder) *activeFault {
 	f.pre = func(_ *world, t time.Time, since time.Duration) {
 		switch {
 		case since < tick:
-			g.setXID(79, t)
+			g.setXID(79)
 			p.restartContainer(t, "Error")
 			j.stall(t, p, func(o *gpu) demand {
 				if o == g || !p.st.container {
@@ -317,7 +317,7 @@ func buildMemoryErrors(b *faultBuilder) *activeFault {
 		for _, d := range unc {
 			if since >= d && since < d+tick {
 				g.st.remapUnc++
-				g.setXID(63, t)
+				g.setXID(63)
 			}
 		}
 		for _, d := range corr {
@@ -327,7 +327,7 @@ func buildMemoryErrors(b *faultBuilder) *activeFault {
 		}
 		if s >= 1 && since >= window && since < window+tick {
 			g.st.remapFailure = 1
-			g.setXID(64, t)
+			g.setXID(64)
 		}
 	}
 	return f

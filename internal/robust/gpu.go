@@ -34,7 +34,6 @@ type gpuState struct {
 	remapFailure         float64
 	fault                gpuFault
 	reading              reading // what the last tick reads as
-	lastXIDAt            time.Time
 	activeFor, idleFor   time.Duration
 	fbJitter, utilJitter float64
 }
@@ -159,7 +158,4 @@ func b2f(b bool) float64 {
 }
 
 // setXID records an XID: DCGM_FI_DEV_XID_ERRORS keeps the last one.
-func (g *gpu) setXID(code int, at time.Time) {
-	g.st.xid = code
-	g.st.lastXIDAt = at
-}
+func (g *gpu) setXID(code int) { g.st.xid = code }

@@ -331,7 +331,7 @@ func (nb *notebook) step(t time.Time) {
 		// The user's kernel dies on an illegal address or an engine
 		// exception: the driver logs an application XID and frees its
 		// memory; the user restarts the kernel a few minutes later.
-		nb.g.setXID(nb.crashXID[0], t)
+		nb.g.setXID(nb.crashXID[0])
 		nb.crashes, nb.crashXID = nb.crashes[1:], nb.crashXID[1:]
 		nb.kernelUp, nb.busy = false, false
 		nb.next = t.Add(r.duration(90*time.Second, 6*time.Minute))

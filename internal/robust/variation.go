@@ -36,7 +36,7 @@ type event struct {
 // deployment keeps its replicas: no rollout or restart then (the draws
 // are made all the same, so the rest of the run stays its healthy twin's).
 func drawVariation(w *world, sc Scenario) *variation {
-	c := w.c
+	c, st := w.c, w.c.style
 	r := newRNG(c.cfg.Seed, "variation")
 	start := c.cfg.Start
 	when := func(lo, hi time.Duration) time.Time {
@@ -57,18 +57,23 @@ func drawVariation(w *world, sc Scenario) *variation {
 		v.exporterRestarts = append(v.exporterRestarts, nodeSpan{n, s})
 		name := "nvidia-dcgm-exporter-" + r.suffix(5)
 		v.events = append(v.events, event{at: s.from, do: func(w *world, t time.Time) {
+			// The old pod goes, and with it its target: Prometheus marks
+			// its series stale. The new pod's target fails until its
+			// exporter is up.
 			old := n.dcgmPod
 			old.st.deleted = true
 			n.dcgmPod = c.newPod(r, old.namespace, name, old.container, n, old.ownerKind, old.ownerName, old.cpuReq, old.memReq)
 			n.dcgmPod.start = t.Truncate(time.Second)
-		}}, event{at: s.to, do: func(w *world, t time.Time) {
-			// New target labels make a new target: the old one's up goes
-			// stale.
 			tg := n.dcgmTarget
-			if tg.up != nil {
-				w.round = append(w.round, point{s: tg.up, t: t.UnixMilli(), v: staleNaN})
+			if !st.dcgmMonitor {
+				return // static: the same target
 			}
-			tg.labels, tg.up = w.dcgmLabels(n), nil
+			for _, s := range append(tg.prev, tg.up) {
+				if s != nil {
+					w.round = append(w.round, point{s: s, t: t.UnixMilli(), v: staleNaN})
+				}
+			}
+			tg.labels, tg.up, tg.prev, tg.cache, tg.lastCollect = w.dcgmLabels(n), nil, nil, nil, time.Time{}
 		}})
 	}
 	if r.chance(0.2) {
@@ -102,7 +107,7 @@ func drawVariation(w *world, sc Scenario) *variation {
 		g := pick(r, pick(r, c.nodes).gpus)
 		v.events = append(v.events, event{at: when(2*time.Minute, c.cfg.Duration), do: func(_ *world, t time.Time) {
 			g.st.remapCorr++
-			g.setXID(63, t)
+			g.setXID(63)
 		}})
 	}
 	d := c.serve
@@ -158,7 +163,7 @@ func (v *variation) drawRollout(r *rng, d *deployment, at time.Time) {
 			for _, g := range p.gpus {
 				if xid {
 					// The driver cleans up after the killed process.
-					g.setXID(45, t)
+					g.setXID(45)
 				}
 				g.holder = nil
 			}

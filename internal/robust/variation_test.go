@@ -63,12 +63,24 @@ func TestHealthyVariation(t *testing.T) {
 			require.Greater(t, after, 85.0, "seed %s: recovery after the checkpoint at %s", name, s.from)
 		}
 
-		// Application XIDs, missed scrapes, counter resets, gaps.
+		// Application XIDs, missed scrapes, counter resets, gaps: each
+		// where the run drew it.
+		w, err := newWorld(r.cfg, Scenario{}, false)
+		require.NoError(t, err)
+		v := w.var_
+		app := false
 		for _, s := range r.find("DCGM_FI_DEV_XID_ERRORS") {
-			if v := s.changes(); len(v) > 0 && slices.ContainsFunc(v, func(x float64) bool { return slices.Contains([]float64{13, 31, 43, 45}, x) }) {
-				appXIDs++
-				break
-			}
+			app = app || slices.ContainsFunc(s.changes(), func(x float64) bool { return slices.Contains([]float64{13, 31, 43, 45}, x) })
+		}
+		require.Equal(t, v.notebookXIDs || v.rollout && app, app, "seed %s: application XIDs", name)
+		if app {
+			appXIDs++
+		}
+		if v.replays {
+			require.True(t, r.rises("DCGM_FI_DEV_PCIE_REPLAY_COUNTER"), "seed %s: a replay", name)
+		}
+		if v.remaps {
+			require.True(t, r.rises("DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS"), "seed %s: a correctable remap", name)
 		}
 		for _, s := range r.find("up") {
 			if slices.Contains(s.between(r.cfg.Start, r.end()), 0) {
@@ -76,12 +88,15 @@ func TestHealthyVariation(t *testing.T) {
 				break
 			}
 		}
+		reset := false
 		for _, s := range r.c.series {
-			if r.isCounter(s.lset.Get(labels.MetricName)) && s.decreases() {
-				resets++
-				break
-			}
+			reset = reset || r.isCounter(s.lset.Get(labels.MetricName)) && s.decreases()
 		}
+		require.Equal(t, v.replicaRestart || v.driverReload, reset, "seed %s: counter resets", name)
+		if reset {
+			resets++
+		}
+		require.Equal(t, len(v.promGaps) > 0, r.hasGap(), "seed %s: Prometheus restarts", name)
 		if r.hasGap() {
 			prometheusGaps++
 		}
@@ -135,6 +150,16 @@ func (r *run) jobMean(field string, j *trainJob, from, to time.Time) float64 {
 	return mean(vs)
 }
 
+// rises tells whether some series of a metric rises within the run.
+func (r *run) rises(name string) bool {
+	for _, s := range r.find(name) {
+		if vs := s.between(r.cfg.Start, r.end()); len(vs) > 1 && slices.Max(vs) > vs[0] {
+			return true
+		}
+	}
+	return false
+}
+
 // changes are the values a series changes to.
 func (s *collected) changes() []float64 {
 	var out []float64
@@ -178,16 +203,22 @@ func (r *run) isCounter(name string) bool {
 	return false
 }
 
-// hasGap tells whether kube-state-metrics' up misses more than two
-// scrapes in a row: Prometheus was down.
+// hasGap tells whether a target's up misses a scrape: Prometheus was
+// down (a failed scrape still records up 0).
 func (r *run) hasGap() bool {
-	for _, s := range r.find("up", "job", "kube-state-metrics") {
-		every := int64(math.MaxInt64)
-		for i := 1; i < len(s.samples); i++ {
-			every = min(every, s.samples[i].t-s.samples[i-1].t)
+	for _, s := range r.find("up") {
+		var ts []int64
+		for _, p := range s.samples {
+			if !value.IsStaleNaN(p.v) {
+				ts = append(ts, p.t)
+			}
 		}
-		for i := 1; i < len(s.samples); i++ {
-			if s.samples[i].t-s.samples[i-1].t > 5*every/2 {
+		every := int64(math.MaxInt64)
+		for i := 1; i < len(ts); i++ {
+			every = min(every, ts[i]-ts[i-1])
+		}
+		for i := 1; i < len(ts); i++ {
+			if ts[i]-ts[i-1] > 3*every/2 {
 				return true
 			}
 		}

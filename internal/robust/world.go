@@ -1,7 +1,6 @@
 package robust
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -265,9 +264,4 @@ func (w *world) kubeState(t time.Time) {
 		}
 		k.memPressure = t.Before(k.memPressureUntil)
 	}
-}
-
-// String names the world's run for errors.
-func (w *world) String() string {
-	return fmt.Sprintf("seed %d, %d nodes of %s", w.c.cfg.Seed, len(w.c.nodes), w.c.model.name)
 }
