@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 )
 
@@ -114,7 +114,7 @@ func TestDefaultFieldsOnly(t *testing.T) {
 		r := simulate(t, scenario, small(2_000_010))
 		names := map[string]bool{}
 		for _, s := range r.c.series {
-			names[s.lset.Get(labels.MetricName)] = true
+			names[s.lset.Get(model.MetricNameLabel)] = true
 		}
 		for n := range names {
 			require.NotContains(t, n, "DCGM_FI_PROF_", scenario)

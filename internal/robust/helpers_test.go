@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
@@ -98,7 +99,7 @@ func (r *run) end() time.Time { return r.cfg.Start.Add(r.cfg.Duration) }
 func (r *run) find(name string, match ...string) []*collected {
 	var out []*collected
 	for _, s := range r.c.series {
-		if s.lset.Get(labels.MetricName) != name {
+		if s.lset.Get(model.MetricNameLabel) != name {
 			continue
 		}
 		ok := true

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/storage"
@@ -77,7 +78,7 @@ func (r *registry) get(f *family, name string, kv []string) *series {
 	if s, ok := r.byKey[string(r.key)]; ok {
 		return s
 	}
-	lset := labels.FromStrings(append([]string{labels.MetricName, name}, kv...)...)
+	lset := labels.FromStrings(append([]string{model.MetricNameLabel, name}, kv...)...)
 	s := &series{fam: f, lset: lset, text: seriesText(lset)}
 	f.series = append(f.series, s)
 	r.byKey[string(r.key)] = s
@@ -87,10 +88,10 @@ func (r *registry) get(f *family, name string, kv []string) *series {
 // seriesText is name{a="x",b="y"} with the labels in order.
 func seriesText(lset labels.Labels) string {
 	var sb strings.Builder
-	sb.WriteString(lset.Get(labels.MetricName))
+	sb.WriteString(lset.Get(model.MetricNameLabel))
 	first := true
 	lset.Range(func(l labels.Label) {
-		if l.Name == labels.MetricName {
+		if l.Name == model.MetricNameLabel {
 			return
 		}
 		if first {

@@ -302,16 +302,15 @@ func (r *replica) gpuDemand(t time.Time) {
 // notebook is a Jupyter server holding one GPU: bursts of work between
 // quiet spells, now and then a kernel that dies of its own bug.
 type notebook struct {
-	pod        *pod
-	g          *gpu
-	rng        *rng
-	next       time.Time // when the current spell ends
-	busy       bool
-	kernelUp   bool
-	fb, util   float64
-	crashes    []time.Time // kernel crashes (an application XID each)
-	crashXID   []int
-	restartGap time.Duration
+	pod      *pod
+	g        *gpu
+	rng      *rng
+	next     time.Time // when the current spell ends
+	busy     bool
+	kernelUp bool
+	fb, util float64
+	crashes  []time.Time // kernel crashes (an application XID each)
+	crashXID []int
 }
 
 func newNotebook(c *cluster, r *rng, n *node) *notebook {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/stretchr/testify/require"
 )
@@ -90,7 +90,7 @@ func TestHealthyVariation(t *testing.T) {
 		}
 		reset := false
 		for _, s := range r.c.series {
-			reset = reset || r.isCounter(s.lset.Get(labels.MetricName)) && s.decreases()
+			reset = reset || r.isCounter(s.lset.Get(model.MetricNameLabel)) && s.decreases()
 		}
 		require.Equal(t, v.replicaRestart || v.driverReload, reset, "seed %s: counter resets", name)
 		if reset {
