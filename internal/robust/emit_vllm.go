@@ -54,7 +54,7 @@ func (w *world) gatherVLLM(r *replica) func(e *emitter) bool {
 		e.add(f.preempt, f.preempt.name, r.preempt, kv...)
 		e.add(f.prompt, f.prompt.name, r.promptTok, kv...)
 		e.add(f.gen, f.gen.name, r.genTok, kv...)
-		for i, reason := range []string{"stop", "length"} {
+		for i, reason := range []string{"stop", "length", "abort"} {
 			e.add(f.success, f.success.name, r.success[i], append(kv, "finished_reason", reason)...)
 		}
 		for _, h := range []struct {

@@ -25,7 +25,10 @@ type deployment struct {
 	// small batch, prefill speed, gpu_memory_utilization.
 	maxSeqs, kvTokens, promptMed, genMed, itl0, prefill, gmu float64
 	// peak is the whole deployment's request rate at the daily peak.
-	peak      float64
+	peak float64
+	// timeout is how long clients wait for a first token before they give
+	// up (the gateway's or the SDK's timeout).
+	timeout   time.Duration
 	burst     ou
 	demandMul float64 // a fault's extra demand (1: none)
 	rng       *rng
@@ -43,7 +46,8 @@ type replica struct {
 	promptMul            float64 // a fault's longer prompts
 	// counters since the process started
 	promptTok, genTok, preempt float64
-	success                    [2]float64 // stop, length
+	success                    [3]float64 // stop, length, abort
+	aborted                    float64    // requests given up, not yet counted
 	ttft, e2e, itl, queue      *hist
 	rng                        *rng
 	lambda, throughput         float64
@@ -105,6 +109,7 @@ func newDeployment(c *cluster, r *rng, n *node) *deployment {
 		promptMed: r.uniform(400, 1500), genMed: r.uniform(120, 400), itl0: r.uniform(0.012, 0.035),
 		prefill: r.uniform(6000, 20000), gmu: pick(r, []float64{0.85, 0.9, 0.92}),
 		demandMul: 1, generation: r.between(1, 12), rng: newRNG(c.cfg.Seed, "vllm"),
+		timeout: pick(r, []time.Duration{time.Minute, 2 * time.Minute, 5 * time.Minute, 10 * time.Minute}),
 	}
 	d.burst = ou{sd: r.uniform(0.05, 0.15), tau: r.duration(60*time.Second, 4*time.Minute)}
 	// The KV cache holds maxSeqs requests of the usual length at 75–90%.
@@ -141,7 +146,7 @@ func (r *replica) resetCounters() {
 		ttft, e2e = ttftNew, e2eNew
 	}
 	r.ttft, r.e2e, r.itl, r.queue = newHist(ttft), newHist(e2e), newHist(itlB), newHist(e2e)
-	r.promptTok, r.genTok, r.preempt, r.success = 0, 0, 0, [2]float64{}
+	r.promptTok, r.genTok, r.preempt, r.success, r.aborted = 0, 0, 0, [3]float64{}, 0
 	r.running, r.waiting, r.kv, r.backlog = 0, 0, 0, 0
 }
 
@@ -223,6 +228,12 @@ func (r *replica) step(t time.Time, dt time.Duration) {
 		r.running = conc
 		mu = conc / d.serviceTime(r.promptMul, conc)
 		r.backlog = math.Max(0, r.backlog+(r.lambda-mu)*sec)
+		// Clients give up after their timeout: the queue holds no more
+		// than a timeout's worth of service, the rest is aborted.
+		if most := mu * d.timeout.Seconds(); r.backlog > most {
+			r.aborted += r.backlog - most
+			r.backlog = most
+		}
 		r.waiting = r.backlog
 	} else {
 		r.running = clamp(math.Round(offered+rn.normal(0, math.Sqrt(offered+1)*0.5)), 0, conc)
@@ -265,6 +276,10 @@ func (r *replica) step(t time.Time, dt time.Duration) {
 		} else {
 			r.success[1]++
 		}
+	}
+	if n := math.Floor(r.aborted); n > 0 {
+		r.success[2] += n
+		r.aborted -= n
 	}
 	r.gpuDemand(t)
 }
