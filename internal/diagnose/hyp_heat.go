@@ -167,18 +167,17 @@ func (an *analysis) heatReadings(j *trainJob, temp, clock, power *table, slow ma
 			sd, _ = lastValid(r.v)
 		}
 		h.lim, h.limKnown = limitsOf(models[g.key()], sd)
-		if p := prows[k]; p != nil && share != nil {
-			// A GPU that draws more than its peers runs hotter for it (the
-			// busy rank the others wait for): that is no cooling fault.
-			pref := reference(p.v, detect.Floor{Rel: 0.01, Abs: 5})
-			if pref.Z(detect.Median(pick(p.v, recent))) >= slowZ && h.heatUnitsNoLimit() > 0 {
-				continue
-			}
-		}
 		if pshare != nil && pshare[k] != nil {
 			h.powerNow = maxOf(pick(pshare[k], recent))
 			h.powerUsual = usualWorking(pshare[k], working)
 			h.powerZ = (h.powerUsual - h.powerNow) / pshareSpread
+			// A GPU that draws a larger share of the job's power than it
+			// used to runs hotter for it (the busy rank the others wait
+			// for, cooling as they wait): that is no cooling fault, unless
+			// it reaches its limits.
+			if (minOf(pick(pshare[k], recent))-h.powerUsual)/pshareSpread > noiseZ {
+				h.rise, h.climb = 0, 0
+			}
 		}
 		if share != nil && share[k] != nil {
 			h.clockNow = maxOf(pick(share[k], recent))

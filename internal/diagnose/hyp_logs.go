@@ -70,7 +70,9 @@ func (an *analysis) loggedStall(ctx context.Context, j *trainJob) error {
 		}
 		words += fmt.Sprintf("; first error before them: %s in %s at %s", what, where, an.v.time(culprit.first).Format(time.TimeOnly))
 	}
-	if j.symptom != nil && j.current {
+	if j.symptom != nil && (j.current || first <= j.symptom.end+1) {
+		// The stall the metrics show, current or over: the timeouts are
+		// its ranks giving up on it.
 		an.syms[j.sym].Summary += "; " + words
 		return nil
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
@@ -87,8 +88,12 @@ func hypNodeDown(ctx context.Context, an *analysis) ([]*candidate, error) {
 	}
 	for _, node := range sortedKeys(eps) {
 		e := eps[node][len(eps[node])-1]
-		if e.end < last[node] {
-			continue // Ready again: a reboot or a flap that is over
+		over := e.end < last[node]
+		current, past := an.symptomFrom(node, e.start)
+		if over && !current && !past {
+			// Ready again, and nothing on it suffered: a planned reboot
+			// or a flap that is over.
+			continue
 		}
 		c := an.nodeCandidate(KindNodeDown, node)
 		// One reading of not Ready is a kubelet's late status update;
@@ -108,9 +113,38 @@ func hypNodeDown(ctx context.Context, an *analysis) ([]*candidate, error) {
 				Summary: fmt.Sprintf("node-exporter on %s silent from %s", node, an.v.time(g.at).Format(time.TimeOnly))})
 		}
 		c.strength = strengthOf(u)
+		if over && !current {
+			// History: the node came back and what it broke recovered.
+			// Named, so the record says why the job stalled, but under
+			// 0.5: it pages nobody now.
+			c.strength = min(c.strength, historyCap)
+			c.headline = fmt.Sprintf("%s was down %s–%s (Ready again)", node, an.v.time(e.start).Format("15:04"), an.v.time(e.end+1).Format("15:04"))
+		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// historyCap bounds the confidence of a fault that is over and whose
+// effects recovered.
+const historyCap = 0.45
+
+// symptomFrom reports whether a current symptom, and whether a symptom
+// that is over, touches node and started within precedenceSlack of step:
+// an outage whose effect lasts (a job that died with the node's rank), or
+// lasted.
+func (an *analysis) symptomFrom(node string, step int) (current, past bool) {
+	at := an.v.time(step)
+	for _, s := range an.syms {
+		if slices.Contains(s.nodes, node) && !s.Since.Before(at.Add(-precedenceSlack)) && !s.Since.After(at.Add(precedenceSlack)) {
+			if s.Current() {
+				current = true
+			} else {
+				past = true
+			}
+		}
+	}
+	return current, past
 }
 
 // notReadyUnits is the evidence of each reading of a node not Ready, and
