@@ -138,7 +138,7 @@ func (an *analysis) heatReadings(j *trainJob, temp, clock, power *table, slow ma
 	if len(nonNil(rows)) < 3 {
 		return nil
 	}
-	working := j.working(n, workMask)
+	working, moving := j.working(n, workMask), j.working(n, peerRun)
 	excess := excessOverPeers(rows, n)
 	spread := spreadAcross(rows, n, working, 1) // whole-degree readings
 	share := shareOfPeers(crows, n)
@@ -151,7 +151,14 @@ func (an *analysis) heatReadings(j *trainJob, temp, clock, power *table, slow ma
 		if excess[k] == nil {
 			continue
 		}
-		recent := recentWorking(excess[k], working, horizon)
+		// Settled readings say where the GPU runs against its peers; a
+		// minute after a pause its readings already say whether it
+		// climbs away from them (a steady climb past its usual excess).
+		recent, fresh := recentWorking(excess[k], working, horizon), recentWorking(excess[k], moving, horizon)
+		settled := len(recent) > 0
+		if len(fresh) > 0 && (!settled || fresh[len(fresh)-1] > recent[len(recent)-1]) {
+			recent, settled = fresh, false // the settled readings are from before a pause
+		}
 		if len(recent) == 0 {
 			continue
 		}
@@ -160,8 +167,14 @@ func (an *analysis) heatReadings(j *trainJob, temp, clock, power *table, slow ma
 			powerZ: math.NaN(), powerNow: math.NaN(), powerUsual: math.NaN()}
 		h.tempNow = minOf(pick(rows[k].v, recent))
 		h.excessNow = minOf(pick(excess[k], recent))
-		h.rise = (h.excessNow - usual) / spread
-		h.climb = climbOf(excess[k], working, horizon) / spread
+		if above := (h.excessNow - usual) / spread; settled {
+			h.rise = above
+		} else if above > noiseZ {
+			h.climb = climbOf(excess[k], moving, horizon) / spread
+		}
+		if settled {
+			h.climb = climbOf(excess[k], working, horizon) / spread
+		}
 		sd := math.NaN()
 		if r := slow[g.key()]; r != nil {
 			sd, _ = lastValid(r.v)

@@ -55,20 +55,29 @@ type gpuThrottle struct {
 // throttleWindow is the recent window a throttle's shares are read over.
 const throttleWindow = 10 * time.Minute
 
-// recentShare returns, over the last throttleWindow of steps with data,
-// the sum of f over the steps divided by the steps, or NaN with none.
+// recentShare returns the mean of f over a series' recent readings: from
+// the first with f > 0 within the last steps readings (at least two), so
+// that a throttle that began a minute ago counts as fully as one that
+// held for ten; NaN with no reading.
 func recentShare(v []float64, steps int, f func(float64) float64) float64 {
-	sum, n := 0.0, 0
-	for i := len(v) - 1; i >= 0 && n < steps; i-- {
+	var vals []float64
+	for i := len(v) - 1; i >= 0 && len(vals) < steps; i-- {
 		if !math.IsNaN(v[i]) {
-			sum += f(v[i])
-			n++
+			vals = append(vals, f(v[i]))
 		}
 	}
-	if n == 0 {
+	if len(vals) == 0 {
 		return math.NaN()
 	}
-	return sum / float64(n)
+	first := len(vals) - 1 // oldest
+	for first > 1 && vals[first] == 0 {
+		first--
+	}
+	sum := 0.0
+	for _, x := range vals[:first+1] {
+		sum += x
+	}
+	return sum / float64(first+1)
 }
 
 // throttles reads a throttle family (thermal or power) for every GPU.
