@@ -115,16 +115,20 @@ func drawVariation(w *world, sc Scenario) *variation {
 	switch x := r.float(); {
 	case keep:
 	case x < 0.2:
-		v.rollout = true
-		v.drawRollout(r, d, when(4*time.Minute, c.cfg.Duration-8*time.Minute))
+		if at := when(4*time.Minute, c.cfg.Duration-8*time.Minute); d.spareFor(at) {
+			v.rollout = true
+			v.drawRollout(r, d, at)
+		}
 	case x < 0.45:
 		// One replica restarts once (a liveness probe during a burst):
 		// its counters start again from 0.
-		v.replicaRestart = true
 		rep := pick(r, d.replicas)
-		v.events = append(v.events, event{at: when(4*time.Minute, c.cfg.Duration-6*time.Minute), do: func(_ *world, t time.Time) {
-			rep.pod.restartContainer(t, "Error")
-		}})
+		if at := when(4*time.Minute, c.cfg.Duration-6*time.Minute); d.spareFor(at) {
+			v.replicaRestart = true
+			v.events = append(v.events, event{at: at, do: func(_ *world, t time.Time) {
+				rep.pod.restartContainer(t, "Error")
+			}})
+		}
 	}
 	if spare := spareNodes(c); len(spare) > 0 && r.chance(0.35) {
 		// An administrator reloads the driver of an idle node: its GPUs
@@ -177,6 +181,18 @@ func (v *variation) drawRollout(r *rng, d *deployment, at time.Time) {
 			w.addVLLMTarget(nr)
 		}})
 	}
+}
+
+// spareFor tells whether the deployment can lose a replica for a few
+// minutes around t without queueing: what an operator checks before a
+// rolling restart (maxUnavailable 1, no spare GPUs to surge into).
+// Otherwise the restart would be an incident, not healthy variation.
+func (d *deployment) spareFor(t time.Time) bool {
+	if len(d.replicas) < 2 {
+		return false
+	}
+	peakNear := d.peak * max(diurnal(t), diurnal(t.Add(15*time.Minute))) * (1 + 3*d.burst.sd)
+	return peakNear <= 0.8*d.capacityPerReplica()*float64(len(d.replicas)-1)
 }
 
 // spareNodes are the nodes no pod holds a GPU of.
