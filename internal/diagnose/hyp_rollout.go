@@ -16,7 +16,7 @@ const rolloutReach = 20 * time.Minute
 
 // hypRollout: a Deployment's spec changed inside the window (its observed
 // generation went up: a rollout) and a symptom of that workload began after
-// the rollout did, within rolloutReach. A rollout alone is routine, not a
+// the rollout did, within rolloutReach, and still holds. A rollout alone is routine, not a
 // fault; one followed by its workload's latency, errors or queues is the
 // first suspect.
 func hypRollout(ctx context.Context, an *analysis) ([]*candidate, error) {
@@ -48,7 +48,7 @@ func hypRollout(ctx context.Context, an *analysis) ([]*candidate, error) {
 		wl := ns + "/" + name
 		var hit []Symptom
 		for _, s := range an.syms {
-			if s.workload == wl && !s.Since.Before(began) && s.Since.Sub(began) <= rolloutReach {
+			if s.Current() && s.workload == wl && !s.Since.Before(began) && s.Since.Sub(began) <= rolloutReach {
 				hit = append(hit, s.Symptom)
 			}
 		}
@@ -56,7 +56,11 @@ func hypRollout(ctx context.Context, an *analysis) ([]*candidate, error) {
 			continue
 		}
 		c := &candidate{kind: KindBadRollout, ent: Entity{catalog.KeyNamespace: ns, catalog.KeyWorkload: name},
-			workload: wl, onset: began, strength: 0.75}
+			workload: wl, onset: began}
+		// The sooner after the rollout its workload suffered, the more it
+		// is the rollout's doing: half the cap at the reach, the cap at once.
+		delay := hit[0].Since.Sub(began)
+		c.strength = strengthOf(maxUnits/2 + maxUnits/2*(1-float64(delay)/float64(rolloutReach)))
 		for _, d := range an.deps {
 			if d.workload() == wl {
 				c.nodes, c.pods = d.nodes, d.pods
