@@ -250,7 +250,9 @@ func hypCapacity(ctx context.Context, an *analysis) ([]*candidate, error) {
 	}
 	var out []*candidate
 	for _, d := range an.deps {
-		rows := d.podRows(q)
+		// The replicas that still run: a pod replaced earlier in the
+		// window queues nothing now.
+		rows := slices.DeleteFunc(d.podRows(q), func(r *row) bool { _, l := lastValid(r.v); return l < an.v.n-3 })
 		if len(rows) == 0 {
 			continue
 		}
