@@ -24,6 +24,8 @@ type analysis struct {
 	// log-derived counters that rose.
 	xids *[]xidEvent
 	logs *[]logRise
+	// heat caches the jobs' heat readings (hyp_heat.go).
+	heat *[][]heatReading
 	// rp is the request path (span metrics and the service graph); nil
 	// without a service graph.
 	rp *requestPath

@@ -554,6 +554,9 @@ func (v *view) query(name, matchers string) string {
 func (v *view) specs() []spec {
 	var out []spec
 	for _, r := range v.e.reads {
+		if r.Lazy {
+			continue
+		}
 		if s, ok := v.sigSpec(r.Signal, r.Keep...); ok {
 			out = append(out, s)
 		}

@@ -74,15 +74,13 @@ func (h heatReading) clockUnits() float64 { return units(h.clockZ) }
 // is no candidate; one 25 °C hotter at half their clock is a strong one.
 // Heat with no clock drop yet is an overheating finding.
 func (an *analysis) hypHeat(ctx context.Context) ([]*candidate, error) {
-	ts, err := an.v.sigs(ctx, "gpu.temp", "gpu.sm_clock", "gpu.power", "gpu.slowdown_temp")
+	readings, err := an.jobHeat(ctx)
 	if err != nil {
 		return nil, err
 	}
-	models := an.gpuModels()
-	slow := ts[3].byEntity()
 	var out []*candidate
-	for _, j := range an.jobs {
-		for _, h := range an.heatReadings(j, ts[0], ts[1], ts[2], slow, models) {
+	for _, hs := range readings {
+		for _, h := range hs {
 			hu, cu := h.heatUnits(), h.clockUnits()
 			if hu == 0 {
 				continue
@@ -115,6 +113,27 @@ func (an *analysis) hypHeat(ctx context.Context) ([]*candidate, error) {
 			out = append(out, c)
 		}
 	}
+	return out, nil
+}
+
+// jobHeat returns the heat readings of every training job's GPUs, read
+// once per diagnosis (the thermal and the power detectors both weigh
+// them).
+func (an *analysis) jobHeat(ctx context.Context) ([][]heatReading, error) {
+	if an.heat != nil {
+		return *an.heat, nil
+	}
+	ts, err := an.v.sigs(ctx, "gpu.temp", "gpu.sm_clock", "gpu.power", "gpu.slowdown_temp")
+	if err != nil {
+		return nil, err
+	}
+	models := an.gpuModels()
+	slow := ts[3].byEntity()
+	out := make([][]heatReading, 0, len(an.jobs))
+	for _, j := range an.jobs {
+		out = append(out, an.heatReadings(j, ts[0], ts[1], ts[2], slow, models))
+	}
+	an.heat = &out
 	return out, nil
 }
 
@@ -358,15 +377,13 @@ func minOf(v []float64) float64 {
 // for it is thermal (hypHeat); four or more GPUs of a node are the node's
 // power.
 func (an *analysis) cappedPower(ctx context.Context) ([]*candidate, error) {
-	ts, err := an.v.sigs(ctx, "gpu.temp", "gpu.sm_clock", "gpu.power", "gpu.slowdown_temp")
+	readings, err := an.jobHeat(ctx)
 	if err != nil {
 		return nil, err
 	}
-	models := an.gpuModels()
-	slow := ts[3].byEntity()
 	byNode := map[string][]heatReading{}
-	for _, j := range an.jobs {
-		for _, h := range an.heatReadings(j, ts[0], ts[1], ts[2], slow, models) {
+	for _, hs := range readings {
+		for _, h := range hs {
 			if h.heatUnits() > 0 || h.clockUnits() == 0 || units(h.powerZ) == 0 {
 				continue
 			}

@@ -20,6 +20,9 @@ const (
 type Read struct {
 	Signal string
 	Keep   []string
+	// Lazy reads are read only when a detector asks (a large series
+	// family needed for few candidates), not prefetched with the rest.
+	Lazy bool
 }
 
 // Kind is one cause or finding kind.
@@ -93,6 +96,9 @@ const (
 
 func r(signal string, keep ...string) Read { return Read{Signal: signal, Keep: keep} }
 
+// lazy is r for a read that is not prefetched.
+func lazy(signal string) Read { return Read{Signal: signal, Lazy: true} }
+
 // gpuWork are the signals a training job's work is read from, best first.
 var gpuWork = []Read{r("gpu.tensor_active"), r("gpu.sm_active"), r("gpu.gr_engine_active"), r("gpu.util")}
 
@@ -128,7 +134,7 @@ func All() []Kind {
 				r("gpu.remapped_rows_correctable"), r("gpu.row_remap_failure")),
 			Action: "drain the node and reset the GPU to apply pending row remaps; replace it if remapping failed"},
 		{Name: PCIeDegraded, Layer: LayerGPU, Prior: 0.02, Title: "PCIe link degraded",
-			Reads:  []Read{r("gpu.pcie_replays"), r("gpu.pcie_tx"), r("gpu.pcie_rx"), r("gpu.pcie_link_width"), r("gpu.pcie_link_gen")},
+			Reads:  []Read{r("gpu.pcie_replays"), lazy("gpu.pcie_tx"), lazy("gpu.pcie_rx"), r("gpu.pcie_link_width"), r("gpu.pcie_link_gen")},
 			Action: "drain the node and reseat or replace the GPU's riser or cable; check lspci -vv for the link state"},
 		{Name: NodeDown, Layer: LayerNode, Prior: 0.076, Title: "node down",
 			Reads:  []Read{r("k8s.node_condition", "condition", "status"), r("gpu.temp"), r("node.load1")},
