@@ -214,14 +214,17 @@ func buildNVLink(b *faultBuilder) *activeFault {
 	return f
 }
 
-// buildXID: an uncorrectable memory error kills the rank's process; the
-// other ranks hang in their collective. Half size: XID 94 (contained);
-// usual: XID 48 (double-bit); double: XID 48 then 95 (uncontained) and the
-// GPU is unusable until reset, its rank's container crash-looping.
+// buildXID: the GPU stops answering its driver and the rank's process
+// dies; the other ranks hang in their collective. NVIDIA's XID catalog
+// names these GPU faults of no particular part (a memory error, XID
+// 48/94/95, is gpu_memory_errors; a link's, XID 74, nvlink_degraded):
+// half size XID 109 (context switch timeout); usual: XID 119 (GSP RPC
+// timeout); double: XID 119 then 120 (GSP error) and the GPU is unusable
+// until reset, its rank's container crash-looping.
 func buildXID(b *faultBuilder) *activeFault {
 	g, s, j := b.trainingGPU(), b.sc.Scale, b.w.c.job
 	p := g.holder
-	codes := map[bool]int{true: 94, false: 48}
+	codes := map[bool]int{true: 109, false: 119}
 	code := codes[s < 1]
 	f := &activeFault{truth: Fault{Entity: gpuEntity(g),
 		Summary: fmt.Sprintf("XID %d on GPU %d of %s kills its rank; the job hangs", code, g.idx, g.node.name)}}
@@ -230,7 +233,6 @@ func buildXID(b *faultBuilder) *activeFault {
 		switch {
 		case since < tick:
 			g.setXID(code)
-			g.st.remapUnc++
 			p.restartContainer(t, "Error")
 			j.stall(t, p, func(o *gpu) demand {
 				if o == g || !p.st.container {
@@ -239,8 +241,7 @@ func buildXID(b *faultBuilder) *activeFault {
 				return demand{fb: 520}
 			})
 		case s > 1 && since >= 80*time.Second && since < 80*time.Second+tick:
-			g.setXID(95)
-			g.st.remapUnc++
+			g.setXID(120)
 			loop = &crashLoop{p: p, upFor: 15 * time.Second, reason: "Error"}
 			loop.start(t)
 		}

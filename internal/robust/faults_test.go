@@ -71,11 +71,11 @@ func TestFaultSignatures(t *testing.T) {
 			xids := r.gpuSeries("DCGM_FI_DEV_XID_ERRORS", f.Entity["node"], f.Entity["gpu"])[0]
 			last, _ := xids.last(r.end())
 			if double {
-				require.Equal(t, 95.0, last)
-				require.Contains(t, xids.changes(), 48.0)
+				require.Equal(t, 120.0, last)
+				require.Contains(t, xids.changes(), 119.0)
 				require.GreaterOrEqual(t, r.rankRestarts(f), 3.0, "its rank crash-loops")
 			} else {
-				require.Equal(t, 94.0, last)
+				require.Equal(t, 109.0, last)
 				require.GreaterOrEqual(t, r.rankRestarts(f), 1.0)
 			}
 			r.requireHang(f)
