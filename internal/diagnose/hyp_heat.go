@@ -381,11 +381,23 @@ func (an *analysis) cappedPower(ctx context.Context) ([]*candidate, error) {
 	if err != nil {
 		return nil, err
 	}
+	util, err := an.v.sig(ctx, "gpu.util")
+	if err != nil {
+		return nil, err
+	}
+	busy := util.byEntity()
 	byNode := map[string][]heatReading{}
 	for _, hs := range readings {
 		for _, h := range hs {
 			if h.heatUnits() > 0 || h.clockUnits() == 0 || units(h.powerZ) == 0 {
 				continue
+			}
+			// A capped GPU still works: one whose kernels stopped (its
+			// rank died, it waits idle) draws little at low clocks too.
+			if r := busy[h.g.key()]; r != nil {
+				if ref := reference(r.v, detect.Floor{Rel: 0.01, Abs: 0.01}); recentLow(r.v, peerRun) < 0.5*ref.Median {
+					continue
+				}
 			}
 			byNode[h.g.node] = append(byNode[h.g.node], h)
 		}

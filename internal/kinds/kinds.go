@@ -127,7 +127,7 @@ func All() []Kind {
 			Reads:  []Read{r("gpu.temp"), r("gpu.slowdown_temp"), r("gpu.sm_clock"), r("gpu.power"), r("gpu.thermal_violation"), r("gpu.clock_event_reasons")},
 			Action: "check the node's cooling (fans, airflow, inlet temperature); drain it if the GPU keeps throttling"},
 		{Name: GPUPowerThrottle, Layer: LayerGPU, Prior: 0.01, Title: "power throttling",
-			Reads:  []Read{r("gpu.power_violation"), r("gpu.clock_event_reasons"), r("gpu.power"), r("gpu.sm_clock"), r("gpu.temp"), r("gpu.slowdown_temp")},
+			Reads:  []Read{r("gpu.power_violation"), r("gpu.clock_event_reasons"), r("gpu.power"), r("gpu.util"), r("gpu.sm_clock"), r("gpu.temp"), r("gpu.slowdown_temp")},
 			Action: "check the node's power supplies and power limits (nvidia-smi -q -d POWER); drain it if the brake stays on"},
 		{Name: GPUMemoryErrors, Layer: LayerGPU, Prior: 0.17, Title: "GPU memory errors",
 			Reads: append(slices.Clone(xid), r("gpu.ecc_dbe_volatile"), r("gpu.ecc_sbe_volatile"), r("gpu.remapped_rows_uncorrectable"),
