@@ -259,14 +259,6 @@ func climbOf(v []float64, working []bool, horizon int) float64 {
 	return pts[0] - pts[len(pts)-1]
 }
 
-// heatUnitsNoLimit is heatUnits from the rise over the peers alone.
-func (h heatReading) heatUnitsNoLimit() float64 {
-	if !(h.excessNow > 0) {
-		return 0
-	}
-	return max(units(h.rise), units(h.climb))
-}
-
 // spreadAcross is the job's spread across its GPUs: per working step the
 // robust scale of the rows' values, the median over the steps, at least
 // floor (a reading's resolution).

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/promql/parser"
@@ -89,7 +90,7 @@ func cutSeries(l scriptLine, restart bool, rest, step string, order []string, se
 				}
 			}
 		}
-		if restart && isCounterName(x.lset.Get(labels.MetricName)) {
+		if restart && isCounterName(x.lset.Get(model.MetricNameLabel)) {
 			restartCounter(x.vals, orig, int(to/st))
 		}
 		x.values = formatValues(x.vals)
