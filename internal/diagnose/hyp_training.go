@@ -20,8 +20,8 @@ func hypInputPipeline(ctx context.Context, an *analysis) ([]*candidate, error) {
 	io := t.byEntity()
 	var out []*candidate
 	for _, j := range an.jobs {
-		if j.symptom == nil || !j.current {
-			continue // a job that works now waits for no input
+		if j.symptom == nil {
+			continue
 		}
 		rising, first := 0, -1
 		for _, node := range j.nodes {
@@ -34,13 +34,6 @@ func hypInputPipeline(ctx context.Context, an *analysis) ([]*candidate, error) {
 			if len(es) == 0 {
 				continue
 			}
-			// Still pressed now: a checkpoint's writes come and go.
-			e := es[len(es)-1]
-			_, last := lastValid(r.v)
-			if e.end < last-slowRun {
-				continue
-			}
-			es = []episode{e}
 			rising++
 			if first < 0 || es[0].start < first {
 				first = es[0].start
