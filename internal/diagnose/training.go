@@ -261,7 +261,7 @@ func (an *analysis) jobActivity(ctx context.Context, j *trainJob) error {
 			continue
 		}
 		j.act, j.actSignal = medianAcross(rows, an.v.n), s
-		j.ref = reference(j.act, detect.Floor{Rel: 0.01, Abs: 1e-6})
+		j.ref = workReference(j.act)
 		if s == "gpu.util" {
 			p, err := an.v.sig(ctx, "gpu.power")
 			if err != nil {
@@ -284,6 +284,32 @@ func (an *analysis) jobActivity(ctx context.Context, j *trainJob) error {
 		return nil
 	}
 	return nil
+}
+
+// workReference is the robust level of a job's work before whatever
+// happened later: the first quarter of its readings (at least ten), less
+// the pauses in it (readings under stallRatio of that quarter's 90th
+// percentile): a checkpoint is no part of the job's working level, and a
+// long one early in the window would otherwise make a steady job look
+// bursty.
+func workReference(act []float64) detect.Baseline {
+	valid := detect.Valid(act)
+	want := max(10, valid/4)
+	var pts []float64
+	for _, x := range act {
+		if !math.IsNaN(x) {
+			pts = append(pts, x)
+			if len(pts) == want {
+				break
+			}
+		}
+	}
+	top := detect.Quantile(pts, 0.9)
+	work := slices.DeleteFunc(slices.Clone(pts), func(x float64) bool { return x < stallRatio*top })
+	if len(work) < 3 {
+		work = pts
+	}
+	return detect.NewBaseline(work, detect.Floor{Rel: 0.01, Abs: 1e-6})
 }
 
 // trainingSymptom finds a stall or a slowdown of the job: its work, as
