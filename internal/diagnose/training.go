@@ -288,28 +288,38 @@ func (an *analysis) jobActivity(ctx context.Context, j *trainJob) error {
 
 // workReference is the robust level of a job's work before whatever
 // happened later: the first quarter of its readings (at least ten), less
-// the pauses in it (readings under stallRatio of that quarter's 90th
-// percentile): a checkpoint is no part of the job's working level, and a
-// long one early in the window would otherwise make a steady job look
-// bursty.
+// the pauses in it (readings under stallRatio of their 90th percentile):
+// a checkpoint is no part of the job's working level, and a long one early
+// in the window would otherwise make a steady job look bursty.
 func workReference(act []float64) detect.Baseline {
 	valid := detect.Valid(act)
-	want := max(10, valid/4)
-	var pts []float64
-	for _, x := range act {
+	var pts, work []float64
+	// A long checkpoint can fill the first quarter: then the first half.
+	for _, share := range []int{4, 2} {
+		pts = firstValues(act, max(10, valid/share))
+		top := detect.Quantile(pts, 0.9)
+		work = slices.DeleteFunc(slices.Clone(pts), func(x float64) bool { return x < stallRatio*top })
+		if len(work) >= 3 && 2*len(work) >= len(pts) {
+			return detect.NewBaseline(work, detect.Floor{Rel: 0.01, Abs: 1e-6})
+		}
+	}
+	// Idle more often than working: bursts of work (a notebook), not a
+	// job that pauses now and then.
+	return detect.NewBaseline(firstValues(act, max(10, valid/4)), detect.Floor{Rel: 0.01, Abs: 1e-6})
+}
+
+// firstValues returns the first n values of xs that are not NaN.
+func firstValues(xs []float64, n int) []float64 {
+	var out []float64
+	for _, x := range xs {
 		if !math.IsNaN(x) {
-			pts = append(pts, x)
-			if len(pts) == want {
+			out = append(out, x)
+			if len(out) == n {
 				break
 			}
 		}
 	}
-	top := detect.Quantile(pts, 0.9)
-	work := slices.DeleteFunc(slices.Clone(pts), func(x float64) bool { return x < stallRatio*top })
-	if len(work) < 3 {
-		work = pts
-	}
-	return detect.NewBaseline(work, detect.Floor{Rel: 0.01, Abs: 1e-6})
+	return out
 }
 
 // trainingSymptom finds a stall or a slowdown of the job: its work, as
