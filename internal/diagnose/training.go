@@ -391,8 +391,9 @@ func (an *analysis) trainingSymptom(j *trainJob) {
 }
 
 // checkpointBound is how long a job-wide pause of j may last and still be
-// a checkpoint: twice the longest pause the job took earlier in the window
-// and recovered from (its own checkpoints), else Options.CheckpointMax.
+// a checkpoint: Options.CheckpointMax, or twice the longest pause the job
+// took earlier in the window and recovered from (its own checkpoints)
+// when that is longer.
 // The pause that reaches the last step is not counted: it is the one
 // being judged.
 func (an *analysis) checkpointBound(j *trainJob, pauses []episode, last int) time.Duration {
@@ -402,10 +403,9 @@ func (an *analysis) checkpointBound(j *trainJob, pauses []episode, last int) tim
 			longest = e.len()
 		}
 	}
-	if longest == 0 {
-		return an.v.e.opts.CheckpointMax
-	}
-	return 2 * time.Duration(longest) * an.v.step
+	// Learning only lengthens the bound: one job's checkpoints vary with
+	// the storage's load, and a short one earlier says little of the next.
+	return max(an.v.e.opts.CheckpointMax, 2*time.Duration(longest)*an.v.step)
 }
 
 // hung reports whether the job's GPUs stayed busy through a pause of its
