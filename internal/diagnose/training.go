@@ -90,7 +90,9 @@ func (an *analysis) findJobs(ctx context.Context) error {
 			continue
 		}
 		j := an.newJob(w)
-		if len(j.gpus) == 0 {
+		if len(j.gpus) < 2 {
+			// One GPU has no peers to wait for: a notebook or a single
+			// process, not a synchronous job.
 			continue
 		}
 		if err := an.jobActivity(ctx, j); err != nil {
