@@ -194,6 +194,16 @@ func (an *analysis) heatReadings(j *trainJob, temp, clock, power *table, slow ma
 		if settled {
 			h.climb = climbOf(excess[k], working, horizon) / spread
 		}
+		// The least of two readings ignores a one-scrape blip; a steady
+		// climb over climbSteps readings is no blip, so its latest reading
+		// says where the GPU is now.
+		if units(h.climb) > 0 {
+			last := recent[len(recent)-1]
+			h.tempNow, h.excessNow = rows[k].v[last], excess[k][last]
+			if settled {
+				h.rise = (h.excessNow - usual) / spread
+			}
+		}
 		sd := math.NaN()
 		if r := slow[g.key()]; r != nil {
 			sd, _ = lastValid(r.v)
