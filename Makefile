@@ -8,7 +8,7 @@
 GO          ?= go
 STATICCHECK_MODULE  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 GOBIN       := $(shell $(GO) env GOPATH)/bin
-DEB_PACKAGES := prometheus prometheus-alertmanager victoria-metrics prometheus-node-exporter prometheus-pushgateway
+DEB_PACKAGES := prometheus prometheus-alertmanager victoria-metrics prometheus-node-exporter prometheus-pushgateway chromium
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X github.com/vigil-obs/vigil/internal/buildinfo.Version=$(VERSION)
 TEST_TIMEOUT ?= 30m

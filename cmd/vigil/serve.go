@@ -230,8 +230,20 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 		stopScraper()
 		return err
 	}
+	cors, err := cfg.Web.CORS()
+	if err != nil { // Validate compiled it already
+		_ = ln.Close()
+		stopScraper()
+		return fmt.Errorf("web.cors_origin: %w", err)
+	}
+	rr := cfg.Query.RemoteRead
+	if rr.SampleLimit == 0 {
+		rr.SampleLimit = -1 // the configuration's "no limit"
+	}
 	opts := api.Options{
 		Store: st, Gatherer: reg, Registerer: reg, Logger: logger,
+		CORSOrigin:    cors,
+		RemoteRead:    api.RemoteReadLimits{Concurrency: rr.MaxConcurrency, SampleLimit: rr.SampleLimit, MaxBytesInFrame: rr.MaxBytesInFrame},
 		ListenAddress: ln.Addr().String(), DataDir: cfg.Storage.DataDir,
 		LookbackDelta: time.Duration(cfg.Query.LookbackDelta), QueryTimeout: time.Duration(cfg.Query.Timeout),
 		Flags: map[string]string{"storage.tsdb.path": cfg.Storage.DataDir, "storage.tsdb.retention.time": cfg.Storage.Retention.String(), "web.listen-address": cfg.Web.Listen},

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/grafana/regexp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/route"
@@ -23,6 +24,7 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
 	"github.com/prometheus/prometheus/util/features"
+	"github.com/prometheus/prometheus/util/httputil"
 	"github.com/prometheus/prometheus/util/notifications"
 	apiv1 "github.com/prometheus/prometheus/web/api/v1"
 
@@ -62,9 +64,47 @@ type Options struct {
 	// Incidents, when set, serves /api/v1/incidents and adds the firing
 	// incidents to /api/v1/alerts.
 	Incidents Incidents
+	// CORSOrigin is the anchored pattern of the origins a browser may read
+	// the API from; nil allows every origin (Prometheus's default, '.*').
+	CORSOrigin *regexp.Regexp
+	// RemoteRead bounds /api/v1/read; zero fields take Prometheus's
+	// defaults.
+	RemoteRead RemoteReadLimits
 	// Extra handlers mounted by path (e.g. the trace and log API).
 	Extra map[string]http.Handler
 }
+
+// RemoteReadLimits bound /api/v1/read as Prometheus's
+// --storage.remote.read-* flags do.
+type RemoteReadLimits struct {
+	// Concurrency is how many reads run at once; more wait (default 10).
+	Concurrency int
+	// SampleLimit bounds the samples of one read of the samples response
+	// type (default 50,000,000; negative: no limit).
+	SampleLimit int
+	// MaxBytesInFrame bounds a frame of a streamed read (default 1 MiB).
+	MaxBytesInFrame int
+}
+
+func (l RemoteReadLimits) withDefaults() RemoteReadLimits {
+	if l.Concurrency <= 0 {
+		l.Concurrency = 10
+	}
+	switch {
+	case l.SampleLimit == 0:
+		l.SampleLimit = 50_000_000
+	case l.SampleLimit < 0:
+		l.SampleLimit = 0 // Prometheus's "no limit"
+	}
+	if l.MaxBytesInFrame <= 0 {
+		l.MaxBytesInFrame = 1 << 20
+	}
+	return l
+}
+
+// anyOrigin is Prometheus's default --web.cors.origin, compiled as it
+// compiles it.
+var anyOrigin = regexp.MustCompile("^(?:.*)$")
 
 // Targets is what the API reads from the scrape manager.
 type Targets interface {
@@ -107,6 +147,11 @@ func New(opts Options) (*Handler, error) {
 		targets = opts.Targets
 	}
 	bi := buildinfo.Get()
+	cors := opts.CORSOrigin
+	if cors == nil {
+		cors = anyOrigin
+	}
+	rr := opts.RemoteRead.withDefaults()
 	v1 := apiv1.NewAPI(
 		opts.Store.Engine(),
 		chunkQueryable{opts.Store},
@@ -126,9 +171,9 @@ func New(opts Options) (*Handler, error) {
 		0,
 		opts.Logger.With("component", "api"),
 		func(context.Context) apiv1.RulesRetriever { return rulesR },
-		0, 0, 0, // remote read limits: unused
+		rr.SampleLimit, rr.Concurrency, rr.MaxBytesInFrame,
 		false,
-		nil,
+		cors,
 		h.runtimeInfo(opts.DataDir),
 		&apiv1.PrometheusVersion{
 			Version: bi.Version, Revision: bi.Revision, Branch: bi.Branch,
@@ -157,12 +202,12 @@ func New(opts Options) (*Handler, error) {
 		h.mux.Handle("/api/v1/write", opts.Write)
 	}
 	if opts.Incidents != nil {
-		h.mux.Handle("/api/v1/incidents", h.readyWrap(serveIncidents(opts.Incidents)))
-		h.mux.Handle("/api/v1/incidents/", h.readyWrap(serveIncidents(opts.Incidents)))
-		h.mux.Handle("GET /api/v1/alerts", h.readyWrap(serveAlerts(rulesR.AlertingRules, opts.Incidents)))
+		h.mux.Handle("/api/v1/incidents", withCORS(cors, h.readyWrap(serveIncidents(opts.Incidents))))
+		h.mux.Handle("/api/v1/incidents/", withCORS(cors, h.readyWrap(serveIncidents(opts.Incidents))))
+		h.mux.Handle("GET /api/v1/alerts", withCORS(cors, h.readyWrap(serveAlerts(rulesR.AlertingRules, opts.Incidents))))
 	}
 	for path, hd := range opts.Extra {
-		h.mux.Handle(path, hd)
+		h.mux.Handle(path, withCORS(cors, hd))
 	}
 	if opts.Push != nil {
 		h.mux.Handle("/metrics/job/", opts.Push)
@@ -188,6 +233,20 @@ func (h *Handler) SetReady(v bool) { h.ready.Store(v) }
 
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// withCORS gives Vigil's own API handlers the CORS headers the
+// Prometheus API sets on its own (httputil.SetCORS), and answers a
+// browser's preflight as it does.
+func withCORS(origin *regexp.Regexp, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httputil.SetCORS(w, origin, r)
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 func (h *Handler) readyWrap(f http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/grafana/regexp"
 	"github.com/prometheus/common/model"
 	promconfig "github.com/prometheus/prometheus/config"
 
@@ -82,6 +83,20 @@ type QueryConfig struct {
 	Timeout        model.Duration `yaml:"timeout"`
 	MaxConcurrency int            `yaml:"max_concurrency"`
 	LookbackDelta  model.Duration `yaml:"lookback_delta"`
+	// RemoteRead bounds /api/v1/read, as Prometheus's
+	// --storage.remote.read-* flags do.
+	RemoteRead RemoteReadConfig `yaml:"remote_read"`
+}
+
+// RemoteReadConfig bounds the remote-read endpoint.
+type RemoteReadConfig struct {
+	// MaxConcurrency is how many remote reads run at once; more wait.
+	MaxConcurrency int `yaml:"max_concurrency"`
+	// SampleLimit is the most samples one read of the samples response
+	// type returns (0: no limit).
+	SampleLimit int `yaml:"sample_limit"`
+	// MaxBytesInFrame is the largest frame of a streamed read.
+	MaxBytesInFrame int `yaml:"max_bytes_in_frame"`
 }
 
 // WebConfig configures the HTTP API.
@@ -92,6 +107,15 @@ type WebConfig struct {
 	ReadTimeout model.Duration `yaml:"read_timeout"`
 	// MaxConnections bounds simultaneous connections; 0 means no bound.
 	MaxConnections int `yaml:"max_connections"`
+	// CORSOrigin is the regular expression (anchored) of the origins a
+	// browser may read the API from, as Prometheus's --web.cors.origin:
+	// '.*', the default, allows every origin.
+	CORSOrigin string `yaml:"cors_origin"`
+}
+
+// CORS returns the compiled, anchored CORSOrigin.
+func (w WebConfig) CORS() (*regexp.Regexp, error) {
+	return regexp.Compile("^(?:" + w.CORSOrigin + ")$")
 }
 
 // SelfConfig configures how Vigil stores its own metrics.
@@ -154,11 +178,13 @@ func Default() Config {
 			Timeout:        model.Duration(2 * time.Minute),
 			MaxConcurrency: 20,
 			LookbackDelta:  model.Duration(5 * time.Minute),
+			RemoteRead:     RemoteReadConfig{MaxConcurrency: 10, SampleLimit: 50_000_000, MaxBytesInFrame: 1 << 20},
 		},
 		Web: WebConfig{
 			Listen:         ":9700",
 			ReadTimeout:    model.Duration(5 * time.Minute),
 			MaxConnections: 512,
+			CORSOrigin:     ".*",
 		},
 		Self: SelfConfig{
 			Enabled:  true,
@@ -228,8 +254,17 @@ func (c *Config) Validate() error {
 		return fieldErr("web.read_timeout", "must be positive, got %s", w.ReadTimeout)
 	case w.MaxConnections < 0:
 		return fieldErr("web.max_connections", "must not be negative, got %d", w.MaxConnections)
+	case q.RemoteRead.MaxConcurrency <= 0:
+		return fieldErr("query.remote_read.max_concurrency", "must be positive, got %d", q.RemoteRead.MaxConcurrency)
+	case q.RemoteRead.SampleLimit < 0:
+		return fieldErr("query.remote_read.sample_limit", "must not be negative, got %d", q.RemoteRead.SampleLimit)
+	case q.RemoteRead.MaxBytesInFrame < 1024:
+		return fieldErr("query.remote_read.max_bytes_in_frame", "must be at least 1024, got %d", q.RemoteRead.MaxBytesInFrame)
 	case c.Self.Enabled && c.Self.Interval < model.Duration(time.Second):
 		return fieldErr("self_monitoring.interval", "must be at least 1s, got %s", c.Self.Interval)
+	}
+	if _, err := regexp.Compile(w.CORSOrigin); err != nil {
+		return fieldErr("web.cors_origin", "not a regular expression: %v", err)
 	}
 	if err := c.Evaluation.validate(); err != nil {
 		return err

@@ -139,6 +139,10 @@ func TestValidate(t *testing.T) {
 	f(func(c *Config) { c.Query.LookbackDelta = 0 }, "query.lookback_delta", "must be positive, got 0s")
 	f(func(c *Config) { c.Web.ReadTimeout = 0 }, "web.read_timeout", "must be positive, got 0s")
 	f(func(c *Config) { c.Web.MaxConnections = -1 }, "web.max_connections", "must not be negative, got -1")
+	f(func(c *Config) { c.Web.CORSOrigin = "(" }, "web.cors_origin", "not a regular expression: error parsing regexp: missing closing ): `(`")
+	f(func(c *Config) { c.Query.RemoteRead.MaxConcurrency = 0 }, "query.remote_read.max_concurrency", "must be positive, got 0")
+	f(func(c *Config) { c.Query.RemoteRead.SampleLimit = -1 }, "query.remote_read.sample_limit", "must not be negative, got -1")
+	f(func(c *Config) { c.Query.RemoteRead.MaxBytesInFrame = 10 }, "query.remote_read.max_bytes_in_frame", "must be at least 1024, got 10")
 	f(func(c *Config) { c.Web.Listen = "" }, "web.listen", `"" is not host:port (missing port in address)`)
 	f(func(c *Config) { c.Web.Listen = "127.0.0.1:http" }, "web.listen", `port "http" of "127.0.0.1:http" is not a number from 0 to 65535`)
 

@@ -25,6 +25,9 @@ import (
 // maxAhead is how far in the future a sample may be, as in Prometheus.
 const maxAhead = 10 * time.Minute
 
+// v2ContentType is the content type of Remote-Write 2.0.
+const v2ContentType = "application/x-protobuf;proto=io.prometheus.write.v2.Request"
+
 // writeStore decodes a request and stores it; it implements the remote API
 // library's storage interface.
 type writeStore struct{ h *Handler }
@@ -51,6 +54,10 @@ func (s *writeStore) Store(r *http.Request, msgType remoteapi.WriteMessageType) 
 		if err := proto.Unmarshal(body, &req); err != nil {
 			return s.h.fail(wr, http.StatusBadRequest, reasonBadProtobuf, fmt.Errorf("decode remote write 1.0 request: %w", err))
 		}
+		if len(req.Timeseries) == 0 && len(req.XXX_unrecognized) > 0 {
+			return s.h.fail(wr, http.StatusBadRequest, reasonBadProtobuf, errors.New(
+				"the body decodes to an empty Remote-Write 1.0 request with fields 1.0 does not have: a 2.0 body sent as 1.0? Send 2.0 with Content-Type "+v2ContentType))
+		}
 		if err := s.h.checkSamples(countV1(&req)); err != nil {
 			return s.h.fail(wr, http.StatusRequestEntityTooLarge, reasonSamplesPerRequest, err)
 		}
@@ -59,6 +66,10 @@ func (s *writeStore) Store(r *http.Request, msgType remoteapi.WriteMessageType) 
 		var req writev2.Request
 		if err := proto.Unmarshal(body, &req); err != nil {
 			return s.h.fail(wr, http.StatusBadRequest, reasonBadProtobuf, fmt.Errorf("decode remote write 2.0 request: %w", err))
+		}
+		if len(req.Timeseries) == 0 && len(req.XXX_unrecognized) > 0 {
+			return s.h.fail(wr, http.StatusBadRequest, reasonBadProtobuf, errors.New(
+				"the body decodes to an empty Remote-Write 2.0 request with fields 2.0 does not have: a 1.0 body sent as 2.0? Send 1.0 with Content-Type application/x-protobuf"))
 		}
 		if err := s.h.checkSamples(countV2(&req)); err != nil {
 			return s.h.fail(wr, http.StatusRequestEntityTooLarge, reasonSamplesPerRequest, err)
@@ -124,6 +135,11 @@ type batch struct {
 	example                       map[string]string
 	b                             labels.ScratchBuilder
 	exBuf                         []exemplar.Exemplar
+	// rep checks the request against itself (repeats.go); pts and cmp are
+	// its buffers.
+	rep repeats
+	pts []point
+	cmp labels.ScratchBuilder
 }
 
 func (h *Handler) newBatch(r *http.Request) *batch {
@@ -336,15 +352,22 @@ func (w *batch) writeV1(req *prompb.WriteRequest) (int, error) {
 		if !w.admit(ls, len(ts.Samples)+len(ts.Histograms)) {
 			continue
 		}
+		verdict := w.verdictsV1(req, i, ls)
 		var ref storage.SeriesRef
 		var err error
-		for _, s := range ts.Samples {
+		for k, s := range ts.Samples {
+			if !w.keep(verdict[k], ls, s.Timestamp) {
+				continue
+			}
 			if ref, err = w.appendOne(ref, ls, 0, s.Timestamp, s.Value, nil, nil, storage.AOptions{}); err != nil {
 				return w.abort(err)
 			}
 		}
 		for j := range ts.Histograms {
 			hp := &ts.Histograms[j]
+			if !w.keep(verdict[len(ts.Samples)+j], ls, hp.Timestamp) {
+				continue
+			}
 			if hp.IsFloatHistogram() {
 				ref, err = w.appendOne(ref, ls, 0, hp.Timestamp, 0, nil, hp.ToFloatHistogram(), storage.AOptions{})
 			} else {
@@ -384,14 +407,21 @@ func (w *batch) writeV2(req *writev2.Request) (int, error) {
 		if md, err := ts.ToMetadata(req.Symbols); err == nil {
 			opts.Metadata = md
 		}
+		verdict := w.verdictsV2(req, i, ls)
 		var ref storage.SeriesRef
-		for _, s := range ts.Samples {
+		for k, s := range ts.Samples {
+			if !w.keep(verdict[k], ls, s.Timestamp) {
+				continue
+			}
 			if ref, err = w.appendOne(ref, ls, s.StartTimestamp, s.Timestamp, s.Value, nil, nil, opts); err != nil {
 				return w.abort(err)
 			}
 		}
 		for j := range ts.Histograms {
 			hp := &ts.Histograms[j]
+			if !w.keep(verdict[len(ts.Samples)+j], ls, hp.Timestamp) {
+				continue
+			}
 			if hp.IsFloatHistogram() {
 				ref, err = w.appendOne(ref, ls, hp.StartTimestamp, hp.Timestamp, 0, nil, hp.ToFloatHistogram(), opts)
 			} else {
@@ -410,4 +440,96 @@ func (w *batch) writeV2(req *writev2.Request) (int, error) {
 		w.appendExemplars(ref, ls)
 	}
 	return w.finish()
+}
+
+// keep tells whether a sample with verdict v is appended: a repeat of a
+// value the request gave its series already is one sample, another value
+// for that timestamp is rejected.
+func (w *batch) keep(v uint8, ls labels.Labels, t int64) bool {
+	switch v {
+	case repeat:
+		return false
+	case dup:
+		w.reject(reasonDuplicate, 1, fmt.Sprintf("%s at %s: a second value for a timestamp this request gave the series already",
+			short(ls.String()), time.UnixMilli(t).UTC().Format(time.RFC3339Nano)))
+		return false
+	}
+	return true
+}
+
+// verdictsV1 checks entry i of a 1.0 request (labels ls) against itself and
+// the request's earlier entries of its series.
+func (w *batch) verdictsV1(req *prompb.WriteRequest, i int, ls labels.Labels) []uint8 {
+	prev := w.rep.earlier(i, ls, func(j int) bool {
+		return labels.Equal(req.Timeseries[j].ToLabels(&w.cmp, nil), ls)
+	})
+	ts := &req.Timeseries[i]
+	w.pts = pointsV1(w.pts[:0], ts, false)
+	if len(prev) == 0 && increasing(w.pts) {
+		return w.rep.check(w.pts, nil)
+	}
+	w.pts = pointsV1(w.pts[:0], ts, true)
+	return w.rep.check(w.pts, func(yield func(point)) {
+		var buf []point
+		for _, j := range slices.Backward(prev) {
+			buf = pointsV1(buf[:0], &req.Timeseries[j], true)
+			for _, p := range buf {
+				yield(p)
+			}
+		}
+	})
+}
+
+// verdictsV2 is verdictsV1 for a 2.0 request.
+func (w *batch) verdictsV2(req *writev2.Request, i int, ls labels.Labels) []uint8 {
+	prev := w.rep.earlier(i, ls, func(j int) bool {
+		other, err := req.Timeseries[j].ToLabels(&w.cmp, req.Symbols)
+		return err == nil && labels.Equal(other, ls)
+	})
+	ts := &req.Timeseries[i]
+	w.pts = pointsV2(w.pts[:0], ts, false)
+	if len(prev) == 0 && increasing(w.pts) {
+		return w.rep.check(w.pts, nil)
+	}
+	w.pts = pointsV2(w.pts[:0], ts, true)
+	return w.rep.check(w.pts, func(yield func(point)) {
+		var buf []point
+		for _, j := range slices.Backward(prev) {
+			buf = pointsV2(buf[:0], &req.Timeseries[j], true)
+			for _, p := range buf {
+				yield(p)
+			}
+		}
+	})
+}
+
+// pointsV1 appends the points of an entry, floats then histograms; the
+// histograms' keys only when keys is set (the common case needs only the
+// timestamps).
+func pointsV1(pts []point, ts *prompb.TimeSeries, keys bool) []point {
+	for _, s := range ts.Samples {
+		pts = append(pts, point{t: s.Timestamp, key: floatKey(s.Value)})
+	}
+	for j := range ts.Histograms {
+		p := point{t: ts.Histograms[j].Timestamp}
+		if keys {
+			p.key = histogramKey(&ts.Histograms[j])
+		}
+		pts = append(pts, p)
+	}
+	return pts
+}
+
+func pointsV2(pts []point, ts *writev2.TimeSeries, keys bool) []point {
+	for _, s := range ts.Samples {
+		pts = append(pts, point{t: s.Timestamp, key: floatKey(s.Value)})
+	}
+	for j := range ts.Histograms {
+		p := point{t: ts.Histograms[j].Timestamp}
+		if keys {
+			p.key = histogramKey(&ts.Histograms[j])
+		}
+		pts = append(pts, p)
+	}
+	return pts
 }
