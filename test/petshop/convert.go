@@ -62,7 +62,7 @@ func newTimeline(normal, is *frame, history time.Duration) (*timeline, error) {
 		return nil, fmt.Errorf("%s: the issue window has no row", is.path)
 	}
 	if len(normal.ts) == 0 {
-		return nil, fmt.Errorf("%s: the normal period has no row", normal.path)
+		return &timeline{ts: slices.Clone(is.ts), normal: normal, issue: is}, nil // no history
 	}
 	sec := int64(step / time.Second)
 	last := normal.ts[len(normal.ts)-1]

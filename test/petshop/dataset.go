@@ -136,7 +136,13 @@ func loadScenario(dir string) (*scenario, error) {
 	if sc.graph, err = readGraph(filepath.Join(dir, "graph.csv")); err != nil {
 		return nil, err
 	}
-	if sc.normal, err = readMetrics(filepath.Join(dir, "noissue", "metrics.csv")); err != nil {
+	// The temporal scenarios have no normal period (the data set ships
+	// their noissue/metrics.csv empty, or not at all): their issues go in
+	// with no history, their own window only.
+	normal := filepath.Join(dir, "noissue", "metrics.csv")
+	if fi, err := os.Stat(normal); errors.Is(err, os.ErrNotExist) || err == nil && fi.Size() == 0 {
+		sc.normal = &frame{path: normal, idx: map[seriesKey]int{}}
+	} else if sc.normal, err = readMetrics(normal); err != nil {
 		return nil, err
 	}
 	for _, split := range splits {

@@ -29,6 +29,8 @@ type result struct {
 	// first, each once.
 	truth  string
 	ranked []string
+	// naive is the naive baseline's ranking of the same issue (naive.go).
+	naive []string
 	// walked: the first cause is where the service-graph walk led.
 	walked bool
 	took   time.Duration
@@ -37,6 +39,11 @@ type result struct {
 // inTopK tells whether the truth is among the first k ranked nodes.
 func (r result) inTopK(k int) bool {
 	return slices.Contains(r.ranked[:min(k, len(r.ranked))], r.truth)
+}
+
+// naiveTopK is inTopK of the naive baseline.
+func (r result) naiveTopK(k int) bool {
+	return slices.Contains(r.naive[:min(k, len(r.naive))], r.truth)
 }
 
 // runner runs `vigil diagnose` on converted issues.
@@ -123,6 +130,11 @@ func (r *runner) runIssue(ctx context.Context, sc *scenario, is *issue) (result,
 		return res, fmt.Errorf("diagnose %s/%s/%s: %w", sc.name, is.split, is.name, err)
 	}
 	res.ranked, res.walked = rankedServices(rep), walked(rep)
+	hist := r.conv.history
+	if hist <= 0 {
+		hist = defaultHistory
+	}
+	res.naive = naiveRank(sc, is, int64(hist/time.Second))
 	return res, nil
 }
 
@@ -164,6 +176,7 @@ type tally struct {
 	scenario, split  string
 	n                int
 	top1, top3, none int
+	naive1, naive3   int
 	walked           int
 	took             time.Duration
 }
@@ -220,6 +233,12 @@ func (t *tally) add(r result) {
 	if r.walked {
 		t.walked++
 	}
+	if r.naiveTopK(1) {
+		t.naive1++
+	}
+	if r.naiveTopK(3) {
+		t.naive3++
+	}
 }
 
 // pct is a count's share of n in percent.
@@ -234,15 +253,15 @@ func pct(c, n int) float64 {
 // published baseline.
 func writeTable(w io.Writer, results []result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tsplit\tn\tVigil top-1\ttop-3\tempty\twalked\ts/issue\t")
+	fmt.Fprintln(tw, "scenario\tsplit\tn\tVigil top-1\ttop-3\tnaive top-1\ttop-3\tempty\twalked\ts/issue\t")
 	for _, t := range tallies(results) {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f%%\t%.0f%%\t%.0f%%\t%.0f%%\t%.1f\t\n", t.scenario, t.split, t.n,
-			pct(t.top1, t.n), pct(t.top3, t.n), pct(t.none, t.n), pct(t.walked, t.n), t.took.Seconds()/float64(max(t.n, 1)))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f%%\t%.0f%%\t%.0f%%\t%.0f%%\t%.0f%%\t%.0f%%\t%.1f\t\n", t.scenario, t.split, t.n,
+			pct(t.top1, t.n), pct(t.top3, t.n), pct(t.naive1, t.n), pct(t.naive3, t.n), pct(t.none, t.n), pct(t.walked, t.n), t.took.Seconds()/float64(max(t.n, 1)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "baseline: %s; walked: the first cause is where the service-graph walk led\n", baselineFigure)
+	_, err := fmt.Fprintf(w, "baseline: %s; naive: the service whose average latency rose most over its own median before; walked: the first cause is where the service-graph walk led\n", baselineFigure)
 	return err
 }
 
@@ -259,8 +278,8 @@ func writeCases(w io.Writer, results []result) error {
 		if r.walked {
 			mark += " walked"
 		}
-		if _, err := fmt.Fprintf(w, "%s/%s/%s %s truth=%q vigil=%q\n", r.scenario, r.split, r.issue, mark,
-			r.truth, r.ranked[:min(3, len(r.ranked))]); err != nil {
+		if _, err := fmt.Fprintf(w, "%s/%s/%s %s truth=%q vigil=%q naive=%q\n", r.scenario, r.split, r.issue, mark,
+			r.truth, r.ranked[:min(3, len(r.ranked))], r.naive[:min(3, len(r.naive))]); err != nil {
 			return err
 		}
 	}
