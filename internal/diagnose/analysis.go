@@ -287,6 +287,33 @@ func episodes(n int, bad func(i int) bool, minRun int) []episode {
 	return out
 }
 
+// bridged returns bad with the gaps of v filled in: a step with no
+// reading (a failed scrape, whose staleness markers leave the series
+// absent) is bad when the readings on both sides of the gap are. A missing
+// reading is no evidence that a condition ended; a gap at the end is left
+// to the series' currency (lastValid).
+func bridged(v []float64, bad func(i int) bool) func(i int) bool {
+	return func(i int) bool {
+		if !math.IsNaN(v[i]) {
+			return bad(i)
+		}
+		before, after := -1, -1
+		for k := i - 1; k >= 0; k-- {
+			if !math.IsNaN(v[k]) {
+				before = k
+				break
+			}
+		}
+		for k := i + 1; k < len(v); k++ {
+			if !math.IsNaN(v[k]) {
+				after = k
+				break
+			}
+		}
+		return before >= 0 && after >= 0 && bad(before) && bad(after)
+	}
+}
+
 // longest returns the longest episode (the earliest of equals).
 func longest(es []episode) (episode, bool) {
 	if len(es) == 0 {

@@ -105,7 +105,7 @@ func (an *analysis) inferenceSymptoms(ctx context.Context, d *deployment) error 
 	replicas := float64(max(1, len(qrows)))
 	if len(qrows) > 0 {
 		ref := reference(d.queue, detect.Floor{Rel: 0.1, Abs: 1})
-		bad := func(i int) bool { return d.queue[i] >= queueMin*replicas && d.queue[i] >= 3*ref.Median+queueMin }
+		bad := bridged(d.queue, func(i int) bool { return d.queue[i] >= queueMin*replicas && d.queue[i] >= 3*ref.Median+queueMin })
 		if es := episodes(an.v.n, bad, slowRun); len(es) > 0 {
 			e, resolved := an.latest(es, d.queue)
 			i := rec(SymptomQueueGrowing, e, resolved, fmt.Sprintf("%s/%s: %.0f requests waiting (earlier %.0f)", d.ns, d.name,
@@ -133,7 +133,7 @@ func (an *analysis) inferenceSymptoms(ctx context.Context, d *deployment) error 
 		if ref.N == 0 {
 			continue
 		}
-		bad := func(i int) bool { return p95[i] >= latencyRatio*ref.Median && ref.Z(p95[i]) >= slowZ }
+		bad := bridged(p95, func(i int) bool { return p95[i] >= latencyRatio*ref.Median && ref.Z(p95[i]) >= slowZ })
 		if es := episodes(an.v.n, bad, slowRun); len(es) > 0 {
 			e, resolved := an.latest(es, p95)
 			rec(l.kind, e, resolved, fmt.Sprintf("%s/%s: p95 %s %.2fs (earlier %.2fs)", d.ns, d.name, l.what,
@@ -258,7 +258,7 @@ func hypCapacity(ctx context.Context, an *analysis) ([]*candidate, error) {
 		}
 		queued, first := 0, -1
 		for _, r := range rows {
-			es := episodes(an.v.n, func(i int) bool { return r.v[i] >= queueMin }, slowRun)
+			es := episodes(an.v.n, bridged(r.v, func(i int) bool { return r.v[i] >= queueMin }), slowRun)
 			if len(es) == 0 {
 				continue
 			}
