@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
@@ -157,12 +158,25 @@ func hypNodeMemory(ctx context.Context, an *analysis) ([]*candidate, error) {
 	for n := range press {
 		nodes[n] = true
 	}
+	// over: the node's memory ran out earlier in the window and was
+	// freed (the kernel OOM-killed a process, or it exited), and a symptom
+	// on the node began while it ran out; lasting: that symptom still
+	// holds (the rank killed, the job stalled behind it).
+	over, lasting := map[string]bool{}, map[string]bool{}
 	for n, d := range devs {
 		_, last := lastValid(used[n])
-		if d.ep.len() >= 3 && d.ep.end >= last-1 && d.ep.start > firstValid(used[n])+1 {
+		switch {
+		case d.ep.len() < 3 || d.ep.start <= firstValid(used[n])+1:
+			delete(devs, n) // a blip, or a node that always used more
+		case d.ep.end >= last-1:
 			nodes[n] = true // above its peers now, and not always
-		} else {
-			delete(devs, n)
+		default:
+			cur, past := an.symptomWithin(n, d.ep)
+			if !cur && !past {
+				delete(devs, n)
+				continue
+			}
+			nodes[n], over[n], lasting[n] = true, true, cur
 		}
 	}
 	var out []*candidate
@@ -172,14 +186,21 @@ func hypNodeMemory(ctx context.Context, an *analysis) ([]*candidate, error) {
 		c.action = fmt.Sprintf("find what fills %s's memory (a leaking dataloader?); restart it or cordon the node before the kernel OOM-kills the rank", node)
 		u := 0.0
 		if d, ok := devs[node]; ok {
-			// Above its peers counts as far as the memory fills up.
+			// Above its peers counts as far as the memory fills up: now,
+			// or at its fullest when it is over.
 			level, _ := lastValid(used[node])
+			if over[node] {
+				level = maxOf(used[node][d.ep.start : d.ep.end+1])
+			}
 			sat := saturationUnits(level)
 			u += min(units(d.z), sat) + sat
 			c.onset = an.v.time(d.onset)
 			c.evidence = append(c.evidence, Evidence{Signal: "node_memory_MemAvailable_bytes",
 				Query:   "1 - node_memory_MemAvailable_bytes / node_memory_MemTotal_bytes",
 				Summary: fmt.Sprintf("memory in use %.0f%% from %s, %.1f spreads above its peers'", 100*detect.Median(used[node][d.ep.start:d.ep.end+1]), an.v.time(d.onset).Format(time.TimeOnly), d.z)})
+			if over[node] {
+				c.evidence[len(c.evidence)-1].Summary += fmt.Sprintf(", up to %.1f%% until %s, when it was freed", 100*level, an.v.time(d.ep.end+1).Format(time.TimeOnly))
+			}
 		}
 		if es, ok := press[node]; ok && es[len(es)-1].end >= an.v.n-2 {
 			// The kubelet's own eviction threshold is crossed now.
@@ -195,7 +216,32 @@ func hypNodeMemory(ctx context.Context, an *analysis) ([]*candidate, error) {
 		if c.strength = strengthOf(u); c.strength == 0 {
 			continue
 		}
+		if over[node] {
+			c.headline = fmt.Sprintf("%s ran out of memory %s–%s", node, an.v.time(devs[node].ep.start).Format("15:04"), an.v.time(devs[node].ep.end+1).Format("15:04"))
+			if !lasting[node] {
+				// History: what it slowed recovered; named, under 0.5.
+				c.strength = min(c.strength, historyCap)
+			}
+		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// symptomWithin reports whether a current symptom, and whether one that is
+// over, touches node and began within episode e of a cause on it (or up
+// to precedenceSlack around it).
+func (an *analysis) symptomWithin(node string, e episode) (current, past bool) {
+	from, to := an.v.time(e.start).Add(-precedenceSlack), an.v.time(e.end+1).Add(precedenceSlack)
+	for _, s := range an.syms {
+		if !slices.Contains(s.nodes, node) || s.Since.Before(from) || s.Since.After(to) {
+			continue
+		}
+		if s.Current() {
+			current = true
+		} else {
+			past = true
+		}
+	}
+	return current, past
 }

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
@@ -11,7 +12,13 @@ import (
 
 // hypInputPipeline: the whole job waits for its input — its work drops on
 // every rank alike (no rank unlike its peers) while I/O pressure rises on
-// most of its nodes.
+// its nodes with it. Each node's pressure over the symptom's steps is read
+// against its pressure over as many working steps just before them, in
+// the robust spread of its working steps before the symptom: I/O of a
+// checkpoint, while the job pauses, is the checkpoint's, and pressure that
+// was as high before the job slowed did not slow it. The median node's
+// rise is the evidence: a rise on one node is that node's. While the
+// symptom holds, the pressure must still be up.
 func hypInputPipeline(ctx context.Context, an *analysis) ([]*candidate, error) {
 	t, err := an.v.sig(ctx, "node.pressure_io_waiting")
 	if err != nil {
@@ -23,38 +30,87 @@ func hypInputPipeline(ctx context.Context, an *analysis) ([]*candidate, error) {
 		if j.symptom == nil {
 			continue
 		}
+		working := j.working(an.v.n, workMask)
+		s0, s1 := j.symptom.start, j.symptom.end
+		var rises []float64
 		rising, first := 0, -1
 		for _, node := range j.nodes {
 			r := io[nodeKey(node)]
 			if r == nil {
 				continue
 			}
-			ref := reference(r.v, detect.Floor{Rel: 0.05, Abs: 0.01 * an.v.step.Seconds()})
-			es := episodes(an.v.n, func(i int) bool { return ref.Z(r.v[i]) >= slowZ }, slowRun)
-			if len(es) == 0 {
+			u, onset, ok := ioRise(r.v, working, s0, s1, j.current, detect.Floor{Rel: 0.05, Abs: 0.01 * an.v.step.Seconds()})
+			if !ok {
 				continue
 			}
-			rising++
-			if first < 0 || es[0].start < first {
-				first = es[0].start
+			rises = append(rises, u)
+			if u > 0 {
+				rising++
+				if first < 0 || onset < first {
+					first = onset
+				}
 			}
 		}
-		if rising == 0 || 2*rising < len(j.nodes) {
+		u := detect.Median(rises)
+		if len(rises) == 0 || !(u > 0) {
 			continue
 		}
 		c := &candidate{kind: KindInputPipelineSlow, ent: Entity{catalog.KeyNamespace: j.ns, catalog.KeyWorkload: j.name},
-			workload: j.workload(), nodes: j.nodes, onset: an.v.time(first), strength: 0.45}
-		if 4*rising >= 3*len(j.nodes) {
-			c.strength = 0.75
-		}
+			workload: j.workload(), nodes: j.nodes, onset: an.v.time(first), strength: strengthOf(u)}
 		c.headline = fmt.Sprintf("%s/%s input pipeline slow", j.ns, j.name)
 		c.action = "check the shared storage and the dataloaders (workers, prefetch); the GPUs wait for data on every rank"
 		c.evidence = append(c.evidence, Evidence{Signal: "node_pressure_io_waiting_seconds_total",
-			Query:   "rate(node_pressure_io_waiting_seconds_total[2m])",
-			Summary: fmt.Sprintf("I/O pressure rose on %d of the job's %d nodes from %s", rising, len(j.nodes), an.v.time(first).Format(time.TimeOnly))})
+			Query: "rate(node_pressure_io_waiting_seconds_total[2m])",
+			Summary: fmt.Sprintf("I/O pressure rose with the %s on %d of the job's %d nodes from %s", j.symptomWord(), rising, len(j.nodes),
+				an.v.time(first).Format(time.TimeOnly))})
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// symptomWord names the job's symptom in a sentence.
+func (j *trainJob) symptomWord() string {
+	if j.stall {
+		return "stall"
+	}
+	return "slowdown"
+}
+
+// ioRise returns the units of evidence of a node's I/O pressure v rising
+// over the symptom's steps [s0, s1] against the working steps before
+// them (v is its time waiting per step; floor bounds its spread below),
+// the first step of the rise, and false when v has too few readings to
+// tell.
+func ioRise(v []float64, working []bool, s0, s1 int, current bool, floor detect.Floor) (float64, int, bool) {
+	var before, during []float64
+	for i := range min(s0, len(v)) {
+		if working[i] {
+			before = append(before, v[i])
+		}
+	}
+	for i := s0; i <= s1 && i < len(v); i++ {
+		if !math.IsNaN(v[i]) {
+			during = append(during, v[i])
+		}
+	}
+	// The earliest working readings: a rise may lead the symptom (a
+	// slowdown that deepens is seen late), and must not be its own
+	// reference.
+	base := reference(before, floor)
+	if base.N < 2*slowRun || len(during) < peerRun {
+		return 0, 0, false
+	}
+	rise := (detect.Median(during) - base.Median) / base.Scale
+	if current {
+		// Still up now: its last readings against the same reference.
+		rise = min(rise, (recentLow(v[:min(len(v), s1+1)], peerRun)-base.Median)/base.Scale)
+	}
+	// Its onset is where the pressure left noise before the symptom.
+	onset := s0
+	for i := s0 - 1; i >= 0 && !math.IsNaN(v[i]) && base.Z(v[i]) > noiseZ; i-- {
+		onset = i
+	}
+	return units(rise), onset, true
 }
 
 // hypStraggler: in a job that slowed or stalled, one rank's GPUs work
