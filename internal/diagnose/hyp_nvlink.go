@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
@@ -21,6 +22,19 @@ func hypNVLink(ctx context.Context, an *analysis) ([]*candidate, error) {
 	if err != nil {
 		return nil, err
 	}
+	temp, err := an.v.sig(ctx, "gpu.temp")
+	if err != nil {
+		return nil, err
+	}
+	gone := map[string][]int{} // node → steps its GPUs' series stopped at
+	for k, g := range an.vanished(temp) {
+		for _, r := range temp.rows {
+			if entityKey(r.ent) == k {
+				gone[r.ent[catalog.KeyNode]] = append(gone[r.ent[catalog.KeyNode]], g.at)
+			}
+		}
+	}
+	slack := int(precedenceSlack / an.v.step)
 	for _, j := range an.jobs {
 		devs, err := an.peerDeviations(ctx, j, "gpu.nvlink_bandwidth", -slowZ)
 		if err != nil {
@@ -60,6 +74,13 @@ func hypNVLink(ctx context.Context, an *analysis) ([]*candidate, error) {
 			med := detect.Median(ratios)
 			if 2*len(gs) >= nodeGPUs && devs[worst.key()].ratio > 0.6*med {
 				gpu = ""
+			}
+			_, linkErrors := errs[node]
+			if !linkErrors && slices.ContainsFunc(gone[node], func(at int) bool { return absDiff(at, onset) <= slack }) {
+				// A GPU of the node fell silent as its traffic fell: the
+				// others lost the peer they exchanged with, not a link
+				// (gpu_lost or exporter_down name the GPU).
+				continue
 			}
 			d := devs[worst.key()]
 			drop := drops[worst.key()]

@@ -172,16 +172,39 @@ func hypPodEvicted(ctx context.Context, an *analysis) ([]*candidate, error) {
 }
 
 // idleFor is how long a GPU a pod holds must do nothing before Vigil calls
-// it idle; idleFull is when the finding is as sure as it gets.
+// it idle; idleFull-idleFor past that bound the finding is as sure as it
+// gets.
 const (
 	idleFor  = 10 * time.Minute
 	idleFull = 20 * time.Minute
 )
 
+// longestIdleGap returns the longest run of steps without work in v
+// between two of work (a pause the pod came back from; the idle steps
+// before its first work in the window are a start, not a pause).
+func longestIdleGap(v []float64) int {
+	longest, run, worked := 0, 0, false
+	for _, x := range v {
+		switch {
+		case math.IsNaN(x):
+		case x < 0.01:
+			run++
+		default:
+			if worked {
+				longest = max(longest, run)
+			}
+			run, worked = 0, true
+		}
+	}
+	return longest
+}
+
 // hypGPUIdle: a pod holds a GPU that has done no work (no tensor or SM
 // activity, or with the default fields no kernel at all) for at least
-// idleFor, up to now. Ranks of a training job that stopped are the job's
-// trouble, not waste.
+// idleFor, up to now, and for longer than the pod's own pauses: twice the
+// longest idle gap it came back from earlier in the window (a notebook's
+// user reads, thinks and runs the next cell at her own pace). Ranks of a
+// training job that stopped are the job's trouble, not waste.
 func hypGPUIdle(ctx context.Context, an *analysis) ([]*candidate, error) {
 	var work *table
 	signal := ""
@@ -217,13 +240,15 @@ func hypGPUIdle(ctx context.Context, an *analysis) ([]*candidate, error) {
 			for i := an.v.n - 1; i >= 0 && !math.IsNaN(r.v[i]) && r.v[i] < 0.01; i-- {
 				run++
 			}
-			if run < need {
+			bound := max(need, 2*longestIdleGap(r.v[:an.v.n-run]))
+			if run < bound {
 				continue
 			}
 			c := an.podCandidate(KindGPUIdle, p.Namespace, p.Pod)
 			c.onset = an.v.time(an.v.n - run)
 			dur := time.Duration(run) * an.v.step
-			c.strength = 0.6 + 0.3*math.Min(1, float64(dur-idleFor)/float64(idleFull-idleFor))
+			from := time.Duration(bound) * an.v.step
+			c.strength = 0.6 + 0.3*math.Min(1, float64(dur-from)/float64(idleFull-idleFor))
 			c.headline = fmt.Sprintf("%s/%s holds GPU %s of %s idle", p.Namespace, p.Pod, g.Index, n.Name)
 			c.action = fmt.Sprintf("ask the owner of %s/%s to release the GPU (scale it to zero or stop the kernel); consider an idle-GPU reaper", p.Namespace, p.Pod)
 			c.evidence = append(c.evidence, Evidence{Signal: work.metric, Query: an.v.query(signal, gpuMatchers(an.v, n.Name, g.Index)),
