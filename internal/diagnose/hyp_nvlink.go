@@ -75,6 +75,20 @@ func hypNVLink(ctx context.Context, an *analysis) ([]*candidate, error) {
 			if 2*len(gs) >= nodeGPUs && devs[worst.key()].ratio > 0.6*med {
 				gpu = ""
 			}
+			// The traffic is below its peers' now, or it fell with a
+			// symptom on the node (a job that stalled with it stops every
+			// rank's traffic, and the others are no longer above it): an
+			// earlier dip that nothing felt is no fault (a one-scrape
+			// reading taken as a checkpoint began).
+			span := episode{start: onset, end: -1}
+			for _, g := range gs {
+				span.end = max(span.end, devs[g.key()].ep.end)
+			}
+			symNow, symPast := an.symptomWithin(node, span)
+			current := span.end >= an.v.n-2
+			if !current && !symNow && !symPast {
+				continue
+			}
 			_, linkErrors := errs[node]
 			if !linkErrors && slices.ContainsFunc(gone[node], func(at int) bool { return absDiff(at, onset) <= slack }) {
 				// A GPU of the node fell silent as its traffic fell: the
@@ -103,6 +117,9 @@ func hypNVLink(ctx context.Context, an *analysis) ([]*candidate, error) {
 				c.evidence = append(c.evidence, e)
 			}
 			c.strength = strengthOf(u)
+			if !current && !symNow {
+				c.strength = min(c.strength, historyCap) // over, and what it slowed recovered
+			}
 			out = append(out, c)
 		}
 	}
