@@ -89,6 +89,12 @@ func (an *analysis) hypHeat(ctx context.Context) ([]*candidate, error) {
 			c := an.gpuCandidate(KindGPUThermalThrottle, g.node, g.gpu)
 			c.onset = an.v.time(h.onset)
 			c.strength = strengthOf(hu + cu)
+			if cu == 0 && units(h.climb) == 0 && (!h.limKnown || headroomUnits(h.tempNow, h.lim) == 0) {
+				// Warmer than it used to run, but settled there, inside its
+				// limits and at its peers' clock (warmer inlet air): named,
+				// under 0.5, until it climbs, nears its limits or slows.
+				c.strength = min(c.strength, historyCap)
+			}
 			c.direct = cu > 0
 			c.headline = fmt.Sprintf("%s GPU %s overheating", g.node, g.gpu)
 			c.action = fmt.Sprintf("check the cooling of %s (fans, airflow, inlet temperature) before the GPU throttles", g.node)
@@ -104,7 +110,7 @@ func (an *analysis) hypHeat(ctx context.Context) ([]*candidate, error) {
 				limit += fmt.Sprintf(", %.0f°C under its slowdown temperature of %.0f°C", h.lim.Slowdown-h.tempNow, h.lim.Slowdown)
 			}
 			c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_GPU_TEMP", Query: an.v.query("gpu.temp", gpuMatchers(an.v, g.node, g.gpu)),
-				Summary: fmt.Sprintf("%.0f°C, %.0f°C above the job's median GPU from %s (%.1f of the job's spreads of %.1f°C over its usual excess)%s",
+				Summary: fmt.Sprintf("%.0f°C, %.0f°C above the job's median GPU from %s (%.1f of its peers' wander of %.1f°C over its usual excess)%s",
 					h.tempNow, h.excessNow, an.v.time(h.onset).Format(time.TimeOnly), math.Max(0, h.rise), h.spread, limit)})
 			if cu > 0 {
 				c.evidence = append(c.evidence, Evidence{Signal: "DCGM_FI_DEV_SM_CLOCK", Query: an.v.query("gpu.sm_clock", gpuMatchers(an.v, g.node, g.gpu)),
@@ -159,7 +165,7 @@ func (an *analysis) heatReadings(j *trainJob, temp, clock, power *table, slow ma
 	}
 	working, moving := j.working(n, workMask), j.working(n, peerRun)
 	excess := excessOverPeers(rows, n)
-	spread := spreadAcross(rows, n, working, 1) // whole-degree readings
+	spread := usualWander(excess, working, 1) // whole-degree readings
 	share := shareOfPeers(crows, n)
 	shareSpread := spreadAcross(shareRows(share), n, working, 0.01) // boost clocks move in ~15 MHz bins
 	pshare := shareOfPeers(prows, n)
@@ -267,6 +273,34 @@ func climbOf(v []float64, working []bool, horizon int) float64 {
 		}
 	}
 	return pts[0] - pts[len(pts)-1]
+}
+
+// usualWander is how far a GPU's excess over the job's median GPU moves by
+// itself: per GPU the robust scale of its excess over its usual working
+// steps (usualWorking's), the job's median of them, at least floor (a
+// reading's resolution). A GPU's own level against its peers (a heat sink
+// that always runs 10 °C warmer) is its usual excess, not noise: a rise is
+// judged against how much excesses wander, not how far apart the GPUs sit.
+func usualWander(excess [][]float64, working []bool, floor float64) float64 {
+	var scales []float64
+	for _, v := range excess {
+		if v == nil {
+			continue
+		}
+		var pts []float64
+		for i, x := range v {
+			if working[i] && !math.IsNaN(x) {
+				pts = append(pts, x)
+			}
+		}
+		if want := max(10, len(pts)/4); len(pts) >= want {
+			scales = append(scales, detect.NewBaseline(pts[:want], detect.Floor{}).Scale)
+		}
+	}
+	if s := detect.Median(scales); s > floor {
+		return s
+	}
+	return floor
 }
 
 // spreadAcross is the job's spread across its GPUs: per working step the
