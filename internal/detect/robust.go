@@ -77,6 +77,28 @@ func NewBaseline(xs []float64, f Floor) Baseline {
 	return baselineSorted(sortedValid(xs), f)
 }
 
+// madToSigma converts a median absolute deviation to the standard
+// deviation of a normal distribution with that deviation.
+const madToSigma = 1.4826
+
+// NewBaselineMAD is NewBaseline with the scale from the median absolute
+// deviation instead of the interquartile range: its breakdown point is
+// 50% where the IQR's is 25%, for sets where a quarter of the values or
+// more may be the anomaly (a node's GPUs among a four-node job's).
+func NewBaselineMAD(xs []float64, f Floor) Baseline {
+	s := sortedValid(xs)
+	if len(s) == 0 {
+		return Baseline{Median: math.NaN(), Scale: f.scale(math.NaN(), math.NaN())}
+	}
+	med := quantileSorted(s, 0.5)
+	dev := make([]float64, len(s))
+	for i, x := range s {
+		dev[i] = math.Abs(x - med)
+	}
+	slices.Sort(dev)
+	return Baseline{Median: med, Scale: f.scale(madToSigma*quantileSorted(dev, 0.5), med), N: len(s)}
+}
+
 // baselineSorted builds a Baseline from values already sorted ascending.
 func baselineSorted(s []float64, f Floor) Baseline {
 	if len(s) == 0 {

@@ -145,3 +145,25 @@ func TestMedianInPlace(t *testing.T) {
 		require.Equal(t, sorted[k], nthElement(slices.Clone(xs), k), "%v k %d", xs, k)
 	}
 }
+
+func TestNewBaselineMAD(t *testing.T) {
+	// A quarter of the values far off: the IQR scale takes them in, the
+	// MAD's does not.
+	xs := []float64{1, 1.02, 0.98, 1.01, 0.99, 1, 1.03, 0.97, 1, 1.01, 0.99, 1, 0.3, 0.32, 0.31, 0.33}
+	iqr, mad := NewBaseline(xs, Floor{}), NewBaselineMAD(xs, Floor{})
+	if !(mad.Scale < iqr.Scale/5) {
+		t.Fatalf("MAD scale %v, IQR scale %v: want the MAD's far smaller", mad.Scale, iqr.Scale)
+	}
+	if mad.Z(0.3) > -10 {
+		t.Fatalf("z of 0.3 = %v, want far below", mad.Z(0.3))
+	}
+	// On normal-ish data both estimate the same sigma.
+	ys := []float64{-1.5, -1, -0.7, -0.4, -0.2, 0, 0.2, 0.4, 0.7, 1, 1.5}
+	a, b := NewBaseline(ys, Floor{}).Scale, NewBaselineMAD(ys, Floor{}).Scale
+	if math.Abs(a-b) > 0.3*a {
+		t.Fatalf("IQR scale %v and MAD scale %v differ on symmetric data", a, b)
+	}
+	if got := NewBaselineMAD(nil, Floor{Abs: 2}); got.N != 0 || !math.IsNaN(got.Median) || got.Scale != 2 {
+		t.Fatalf("empty: %+v", got)
+	}
+}

@@ -304,8 +304,9 @@ func usualWander(excess [][]float64, working []bool, floor float64) float64 {
 }
 
 // spreadAcross is the job's spread across its GPUs: per working step the
-// robust scale of the rows' values, the median over the steps, at least
-// floor (a reading's resolution).
+// robust scale (the MAD's: a node's GPUs are a quarter of a four-node
+// job's) of the rows' values, the median over the steps, at least floor
+// (a reading's resolution).
 func spreadAcross(rows []*row, n int, working []bool, floor float64) float64 {
 	var scales []float64
 	vals := make([]float64, 0, len(rows))
@@ -320,7 +321,7 @@ func spreadAcross(rows []*row, n int, working []bool, floor float64) float64 {
 			}
 		}
 		if len(vals) >= 3 {
-			scales = append(scales, detect.NewBaseline(vals, detect.Floor{}).Scale)
+			scales = append(scales, detect.NewBaselineMAD(vals, detect.Floor{}).Scale)
 		}
 	}
 	if s := detect.Median(scales); s > floor {

@@ -75,7 +75,7 @@ func hypNVLink(ctx context.Context, an *analysis) ([]*candidate, error) {
 			if 2*len(gs) >= nodeGPUs && devs[worst.key()].ratio > 0.6*med {
 				gpu = ""
 			}
-			// The traffic is below its peers' now, or it fell with a
+			// The traffic is below its peers' and its usual share now, or it fell with a
 			// symptom on the node (a job that stalled with it stops every
 			// rank's traffic, and the others are no longer above it): an
 			// earlier dip that nothing felt is no fault (a one-scrape
@@ -85,7 +85,9 @@ func hypNVLink(ctx context.Context, an *analysis) ([]*candidate, error) {
 				span.end = max(span.end, devs[g.key()].ep.end)
 			}
 			symNow, symPast := an.symptomWithin(node, span)
-			current := span.end >= an.v.n-2
+			// Now: its last working readings still under its usual share
+			// (a checkpoint since may have ended the episode).
+			current := span.end >= an.v.n-2 || slices.ContainsFunc(gs, func(g gpuRef) bool { return units(drops[g.key()].z) > 0 })
 			if !current && !symNow && !symPast {
 				continue
 			}
