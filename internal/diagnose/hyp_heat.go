@@ -209,6 +209,12 @@ func (an *analysis) heatReadings(j *trainJob, temp, clock, power *table, slow ma
 			if settled {
 				h.rise = (h.excessNow - usual) / spread
 			}
+			// A climb back to its usual excess (a GPU that runs warmer
+			// than its peers, warming again after a checkpoint at its own
+			// pace) is no climb away from them.
+			if (h.excessNow-usual)/spread <= noiseZ {
+				h.climb = 0
+			}
 		}
 		sd := math.NaN()
 		if r := slow[g.key()]; r != nil {
