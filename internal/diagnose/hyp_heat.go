@@ -27,6 +27,9 @@ type heatReading struct {
 	// over the job's median GPU, rise how far that excess grew over its
 	// usual one, in the job's spread of temperatures across GPUs.
 	tempNow, excessNow, rise, spread float64
+	// across is the job's spread of temperatures across its GPUs at a
+	// moment: how far apart they sit.
+	across float64
 	// climb is how far the excess climbed over the last climbSteps
 	// working readings, rising at each, in the job's spreads (0 when it
 	// did not rise at each).
@@ -91,9 +94,12 @@ func (an *analysis) hypHeat(ctx context.Context) ([]*candidate, error) {
 			c.strength = strengthOf(hu + cu)
 			if cu == 0 && units(h.climb) == 0 && (!h.limKnown || headroomUnits(h.tempNow, h.lim) == 0) {
 				// Warmer than it used to run, but settled there, inside its
-				// limits and at its peers' clock (warmer inlet air): named,
-				// under 0.5, until it climbs, nears its limits or slows.
-				c.strength = min(c.strength, historyCap)
+				// limits and at its peers' clock (warmer inlet air): a rise
+				// counts only beyond how far apart the GPUs sit, and stays
+				// under 0.5 until it climbs, nears its limits or slows.
+				if c.strength = min(strengthOf(units(h.rise*h.spread/h.across)), historyCap); c.strength == 0 {
+					continue
+				}
 			}
 			c.direct = cu > 0
 			c.headline = fmt.Sprintf("%s GPU %s overheating", g.node, g.gpu)
@@ -166,6 +172,7 @@ func (an *analysis) heatReadings(j *trainJob, temp, clock, power *table, slow ma
 	working, moving := j.working(n, workMask), j.working(n, peerRun)
 	excess := excessOverPeers(rows, n)
 	spread := usualWander(excess, working, 1) // whole-degree readings
+	across := max(spread, spreadAcross(rows, n, working, 1))
 	share := shareOfPeers(crows, n)
 	shareSpread := spreadAcross(shareRows(share), n, working, 0.01) // boost clocks move in ~15 MHz bins
 	pshare := shareOfPeers(prows, n)
@@ -188,7 +195,7 @@ func (an *analysis) heatReadings(j *trainJob, temp, clock, power *table, slow ma
 			continue
 		}
 		usual := usualWorking(excess[k], working)
-		h := heatReading{g: g, spread: spread, clockZ: math.NaN(), clockNow: math.NaN(), clockUsual: math.NaN(),
+		h := heatReading{g: g, spread: spread, across: across, clockZ: math.NaN(), clockNow: math.NaN(), clockUsual: math.NaN(),
 			powerZ: math.NaN(), powerNow: math.NaN(), powerUsual: math.NaN()}
 		h.tempNow = minOf(pick(rows[k].v, recent))
 		h.excessNow = minOf(pick(excess[k], recent))
