@@ -91,12 +91,47 @@ func NewBaselineMAD(xs []float64, f Floor) Baseline {
 		return Baseline{Median: math.NaN(), Scale: f.scale(math.NaN(), math.NaN())}
 	}
 	med := quantileSorted(s, 0.5)
-	dev := make([]float64, len(s))
-	for i, x := range s {
-		dev[i] = math.Abs(x - med)
+	return Baseline{Median: med, Scale: f.scale(madToSigma*medianDeviation(s, med), med), N: len(s)}
+}
+
+// medianDeviation returns the median of |x - med| over s, sorted
+// ascending: the deviations below med and above it are two sorted runs,
+// merged up to the middle (linear, no second sort).
+func medianDeviation(s []float64, med float64) float64 {
+	n := len(s)
+	// lo walks down from the last value ≤ med, hi up from the first > med.
+	hi, _ := slices.BinarySearchFunc(s, med, func(x, t float64) int {
+		if x <= t {
+			return -1
+		}
+		return 1
+	})
+	lo := hi - 1
+	next := func() float64 {
+		switch {
+		case lo < 0:
+			hi++
+			return s[hi-1] - med
+		case hi >= n:
+			lo--
+			return med - s[lo+1]
+		case med-s[lo] <= s[hi]-med:
+			lo--
+			return med - s[lo+1]
+		default:
+			hi++
+			return s[hi-1] - med
+		}
 	}
-	slices.Sort(dev)
-	return Baseline{Median: med, Scale: f.scale(madToSigma*quantileSorted(dev, 0.5), med), N: len(s)}
+	var a float64
+	for range (n - 1) / 2 {
+		next()
+	}
+	a = next()
+	if n%2 == 1 {
+		return a
+	}
+	return (a + next()) / 2
 }
 
 // baselineSorted builds a Baseline from values already sorted ascending.

@@ -167,3 +167,24 @@ func TestNewBaselineMAD(t *testing.T) {
 		t.Fatalf("empty: %+v", got)
 	}
 }
+
+func TestMedianDeviationMatchesSort(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		for seed := range 5 {
+			xs := make([]float64, n)
+			for i := range xs {
+				xs[i] = float64((i*7919+seed*104729)%97) / 7
+			}
+			slices.Sort(xs)
+			med := quantileSorted(xs, 0.5)
+			dev := make([]float64, n)
+			for i, x := range xs {
+				dev[i] = math.Abs(x - med)
+			}
+			slices.Sort(dev)
+			if got, want := medianDeviation(xs, med), quantileSorted(dev, 0.5); math.Abs(got-want) > 1e-12 {
+				t.Fatalf("n=%d seed=%d: medianDeviation %v, sorted %v", n, seed, got, want)
+			}
+		}
+	}
+}
