@@ -75,11 +75,11 @@ func hypNVLink(ctx context.Context, an *analysis) ([]*candidate, error) {
 			if 2*len(gs) >= nodeGPUs && devs[worst.key()].ratio > 0.6*med {
 				gpu = ""
 			}
-			// The traffic is below its peers' and its usual share now, or it fell with a
-			// symptom on the node (a job that stalled with it stops every
-			// rank's traffic, and the others are no longer above it): an
-			// earlier dip that nothing felt is no fault (a one-scrape
-			// reading taken as a checkpoint began).
+			// The traffic is below its peers' and its usual share now, or
+			// it fell with a symptom on the node (a job that stalled with
+			// it stops every rank's traffic, and the others are no longer
+			// above it): an earlier dip that nothing felt is no fault (a
+			// one-scrape reading taken as a checkpoint began).
 			span := episode{start: onset, end: -1}
 			for _, g := range gs {
 				span.end = max(span.end, devs[g.key()].ep.end)
