@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
@@ -134,17 +133,7 @@ const historyCap = 0.45
 // an outage whose effect lasts (a job that died with the node's rank), or
 // lasted.
 func (an *analysis) symptomFrom(node string, step int) (current, past bool) {
-	at := an.v.time(step)
-	for _, s := range an.syms {
-		if slices.Contains(s.nodes, node) && !s.Since.Before(at.Add(-precedenceSlack)) && !s.Since.After(at.Add(precedenceSlack)) {
-			if s.Current() {
-				current = true
-			} else {
-				past = true
-			}
-		}
-	}
-	return current, past
+	return an.symptomWithin(node, episode{start: step, end: step - 1})
 }
 
 // notReadyUnits is the evidence of each reading of a node not Ready, and

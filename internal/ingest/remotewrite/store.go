@@ -460,42 +460,37 @@ func (w *batch) keep(v uint8, ls labels.Labels, t int64) bool {
 // verdictsV1 checks entry i of a 1.0 request (labels ls) against itself and
 // the request's earlier entries of its series.
 func (w *batch) verdictsV1(req *prompb.WriteRequest, i int, ls labels.Labels) []uint8 {
-	prev := w.rep.earlier(i, ls, func(j int) bool {
+	return w.verdicts(i, ls, func(j int) bool {
 		return labels.Equal(req.Timeseries[j].ToLabels(&w.cmp, nil), ls)
-	})
-	ts := &req.Timeseries[i]
-	w.pts = pointsV1(w.pts[:0], ts, false)
-	if len(prev) == 0 && increasing(w.pts) {
-		return w.rep.check(w.pts, nil)
-	}
-	w.pts = pointsV1(w.pts[:0], ts, true)
-	return w.rep.check(w.pts, func(yield func(point)) {
-		var buf []point
-		for _, j := range slices.Backward(prev) {
-			buf = pointsV1(buf[:0], &req.Timeseries[j], true)
-			for _, p := range buf {
-				yield(p)
-			}
-		}
+	}, func(pts []point, j int, keys bool) []point {
+		return pointsV1(pts, &req.Timeseries[j], keys)
 	})
 }
 
 // verdictsV2 is verdictsV1 for a 2.0 request.
 func (w *batch) verdictsV2(req *writev2.Request, i int, ls labels.Labels) []uint8 {
-	prev := w.rep.earlier(i, ls, func(j int) bool {
+	return w.verdicts(i, ls, func(j int) bool {
 		other, err := req.Timeseries[j].ToLabels(&w.cmp, req.Symbols)
 		return err == nil && labels.Equal(other, ls)
+	}, func(pts []point, j int, keys bool) []point {
+		return pointsV2(pts, &req.Timeseries[j], keys)
 	})
-	ts := &req.Timeseries[i]
-	w.pts = pointsV2(w.pts[:0], ts, false)
+}
+
+// verdicts checks entry i (labels ls): same tells whether entry j has
+// exactly ls, points appends entry j's points (the histograms' keys only
+// when keys is set).
+func (w *batch) verdicts(i int, ls labels.Labels, same func(j int) bool, points func(pts []point, j int, keys bool) []point) []uint8 {
+	prev := w.rep.earlier(i, ls, same)
+	w.pts = points(w.pts[:0], i, false)
 	if len(prev) == 0 && increasing(w.pts) {
 		return w.rep.check(w.pts, nil)
 	}
-	w.pts = pointsV2(w.pts[:0], ts, true)
+	w.pts = points(w.pts[:0], i, true)
 	return w.rep.check(w.pts, func(yield func(point)) {
 		var buf []point
 		for _, j := range slices.Backward(prev) {
-			buf = pointsV2(buf[:0], &req.Timeseries[j], true)
+			buf = points(buf[:0], int(j), true)
 			for _, p := range buf {
 				yield(p)
 			}
