@@ -524,8 +524,9 @@ func (v *view) sigSpec(name string, keep ...string) (spec, bool) {
 		if !v.have.Has(metric) {
 			continue
 		}
+		// A histogram's buckets and a summary's count are counters too.
 		mode := asGauge
-		if t == catalog.Counter {
+		if t == catalog.Counter || t == catalog.Histogram || t == catalog.Summary {
 			mode = asIncrease
 		}
 		return spec{metric: metric, mode: mode, level: sig.Level, keep: keep, scale: src.Factor(),

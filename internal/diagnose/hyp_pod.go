@@ -240,13 +240,15 @@ func hypGPUIdle(ctx context.Context, an *analysis) ([]*candidate, error) {
 			for i := an.v.n - 1; i >= 0 && !math.IsNaN(r.v[i]) && r.v[i] < 0.01; i-- {
 				run++
 			}
+			// run readings span run-1 steps: the GPU fell idle after the
+			// reading before them, no one knows how long before the first.
 			bound := max(need, 2*longestIdleGap(r.v[:an.v.n-run]))
-			if run < bound {
+			if run-1 < bound {
 				continue
 			}
 			c := an.podCandidate(KindGPUIdle, p.Namespace, p.Pod)
 			c.onset = an.v.time(an.v.n - run)
-			dur := time.Duration(run) * an.v.step
+			dur := time.Duration(run-1) * an.v.step
 			from := time.Duration(bound) * an.v.step
 			c.strength = 0.6 + 0.3*math.Min(1, float64(dur-from)/float64(idleFull-idleFor))
 			c.headline = fmt.Sprintf("%s/%s holds GPU %s of %s idle", p.Namespace, p.Pod, g.Index, n.Name)

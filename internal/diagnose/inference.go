@@ -16,7 +16,7 @@ import (
 )
 
 // Inference symptoms: a latency quantile at latencyRatio times its earlier
-// level (and slowZ spreads above it) for slowRun steps; a queue of at
+// level (and slowZ spreads above it) for pooledRun steps; a queue of at
 // least queueMin requests per replica for slowRun steps.
 const (
 	latencyRatio = 1.5
@@ -24,6 +24,11 @@ const (
 	// latencyWindow is how many steps of histogram increases a latency
 	// quantile pools (2 minutes at 30 s).
 	latencyWindow = 4
+	// pooledRun is how many steps a value pooled over latencyWindow steps
+	// must hold to last slowRun steps of its own: one slow instant (a
+	// burst that queued for a few seconds) stays in the pool for
+	// latencyWindow steps.
+	pooledRun = slowRun + latencyWindow - 1
 )
 
 // deployment is an inference workload: its replicas and their series.
@@ -134,7 +139,7 @@ func (an *analysis) inferenceSymptoms(ctx context.Context, d *deployment) error 
 			continue
 		}
 		bad := bridged(p95, func(i int) bool { return p95[i] >= latencyRatio*ref.Median && ref.Z(p95[i]) >= slowZ })
-		if es := episodes(an.v.n, bad, slowRun); len(es) > 0 {
+		if es := episodes(an.v.n, bad, pooledRun); len(es) > 0 {
 			e, resolved := an.latest(es, p95)
 			rec(l.kind, e, resolved, fmt.Sprintf("%s/%s: p95 %s %.2fs (earlier %.2fs)", d.ns, d.name, l.what,
 				maxOf(p95[e.start:e.end+1]), ref.Median))
@@ -145,7 +150,7 @@ func (an *analysis) inferenceSymptoms(ctx context.Context, d *deployment) error 
 
 // Error rate: the share of requests that end in error (vLLM's
 // finished_reason "abort") over latencyWindow steps, at least errorShare
-// and three times its earlier level, for slowRun steps.
+// and three times its earlier level, for pooledRun steps.
 const errorShare = 0.05
 
 // errorRate finds requests ending in error on the deployment.
@@ -172,7 +177,7 @@ func (an *analysis) errorRate(ctx context.Context, d *deployment, rec func(strin
 	if ref.N == 0 {
 		return nil
 	}
-	es := episodes(an.v.n, func(i int) bool { return share[i] >= errorShare && share[i] >= 3*ref.Median }, slowRun)
+	es := episodes(an.v.n, func(i int) bool { return share[i] >= errorShare && share[i] >= 3*ref.Median }, pooledRun)
 	if len(es) == 0 {
 		return nil
 	}
@@ -229,7 +234,9 @@ func (an *analysis) quantile(ctx context.Context, d *deployment, signal string, 
 		for _, b := range bs {
 			buckets = append(buckets, promql.Bucket{UpperBound: b.ub, Count: sumOver(b.v, i-latencyWindow+1, i)})
 		}
-		if len(buckets) == 0 || buckets[len(buckets)-1].Count <= 0 {
+		// Fewer than 1/(1-q) requests leave no request beyond the
+		// quantile: it would be the slowest one's bucket.
+		if len(buckets) == 0 || buckets[len(buckets)-1].Count < 1/(1-q) {
 			continue
 		}
 		v, _, _, _, _, _ := promql.BucketQuantile(q, buckets)

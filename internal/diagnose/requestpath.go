@@ -14,7 +14,7 @@ import (
 // Request-path symptoms, read from the service graph at the services
 // requests enter by: their mean latency at reqLatencyRatio times its
 // earlier level (and slowZ spreads above it), or their failed share at
-// errorShare and three times its earlier level, for slowRun steps, each
+// errorShare and three times its earlier level, for pooledRun steps, each
 // pooled over latencyWindow steps of at least reqMinRequests requests.
 const (
 	reqLatencyRatio = 1.25
@@ -72,7 +72,7 @@ func (an *analysis) rootLatency(svc string, mean []float64) {
 		return
 	}
 	bad := func(i int) bool { return mean[i] >= reqLatencyRatio*ref.Median && ref.Z(mean[i]) >= slowZ }
-	if es := episodes(an.v.n, bad, slowRun); len(es) > 0 {
+	if es := episodes(an.v.n, bad, pooledRun); len(es) > 0 {
 		e, resolved := an.latest(es, mean)
 		an.addRequestSymptom(SymptomInferenceLatencyHigh, svc, e, resolved, fmt.Sprintf("%s: mean request latency %s (earlier %s)", svc,
 			fmtSeconds(maxOf(mean[e.start:e.end+1])), fmtSeconds(ref.Median)))
@@ -86,7 +86,7 @@ func (an *analysis) rootErrors(svc string, share []float64) {
 		return
 	}
 	bad := func(i int) bool { return share[i] >= errorShare && share[i] >= 3*ref.Median }
-	if es := episodes(an.v.n, bad, slowRun); len(es) > 0 {
+	if es := episodes(an.v.n, bad, pooledRun); len(es) > 0 {
 		e, resolved := an.latest(es, share)
 		an.addRequestSymptom(SymptomErrorRateHigh, svc, e, resolved, fmt.Sprintf("%s: %.0f%% of requests failed (earlier %.1f%%)", svc,
 			100*maxOf(share[e.start:e.end+1]), 100*ref.Median))

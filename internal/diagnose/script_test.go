@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/vigil-obs/vigil/internal/diagnose"
+	"github.com/vigil-obs/vigil/internal/kinds"
 )
 
 // The script tests: hand-written scenes in promqltest's load syntax, one
@@ -528,5 +529,39 @@ func (s *scriptSuite) run(t *testing.T, c *scriptCase) {
 				t.Errorf("%s:%d: expect %s: %v\n%s", c.file, x.line, x.text, err, scriptBrief(rep))
 			}
 		}
+	}
+}
+
+// TestScriptsNeedTheirDetectors switches off the detectors of each kind in
+// turn and runs that kind's cases: some expectation of them must fail,
+// or the cases test nothing of the detector.
+func TestScriptsNeedTheirDetectors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("diagnoses every script case again (-short)")
+	}
+	suite, err := loadScripts(scriptDir)
+	require.NoError(t, err)
+	for _, kind := range suite.kinds() {
+		if _, ok := kinds.Lookup(kind); !ok {
+			continue // healthy: no kind, no detector
+		}
+		t.Run(kind, func(t *testing.T) {
+			restore := diagnose.SwitchOffDetectorsOf(kind)
+			defer restore()
+			failed := 0
+			for _, c := range suite.cases[kind] {
+				if c.pending {
+					continue
+				}
+				for i, rep := range suite.diagnoseCase(t, c) {
+					for _, x := range c.diagnoses[i].expects {
+						if suite.check(t, c, rep, x.text) != nil {
+							failed++
+						}
+					}
+				}
+			}
+			require.Positive(t, failed, "the cases of %s pass with its detectors switched off", kind)
+		})
 	}
 }

@@ -18,12 +18,14 @@ const RobustSeed = 2_000_000
 // seed: at the default seeds, more than 200.
 const robustHealthyPerSeed = 70
 
-// robustCases are the robust suite's cases: robustHealthyPerSeed×seeds
-// healthy runs, then every fault kind at half and double size, seeds
-// each. The generator draws each run's length (30 to 60 minutes) and
-// cluster from its seed.
-func robustCases(seeds int) []Case {
-	out := cases(SuiteRobust, []string{robust.HealthyScenario}, seedsFrom(RobustSeed, robustHealthyPerSeed*seeds), sim.Config{})
+// robustSmallHealthy is how many healthy robust runs the small suite has.
+const robustSmallHealthy = 20
+
+// robustCases are the robust suite's cases: healthy runs, then every fault
+// kind at half and double size, seeds each. The generator draws each run's
+// length (30 to 60 minutes) and cluster from its seed.
+func robustCases(healthy, seeds int) []Case {
+	out := cases(SuiteRobust, []string{robust.HealthyScenario}, seedsFrom(RobustSeed, healthy), sim.Config{})
 	var faults []string
 	for _, n := range robust.Scenarios() {
 		if n != robust.HealthyScenario {

@@ -99,7 +99,9 @@ func Suites() []string {
 // (0: DefaultSeeds; the small suite always has one):
 //
 //   - small: every in-scope scenario that is not subtle, one seed, and
-//     healthy with three, 30 minutes each (what CI runs);
+//     healthy with three, 30 minutes each, and the robust suite's first
+//     robustSmallHealthy healthy runs and its faults on one seed, in a
+//     table of their own (what CI runs);
 //   - main: the same scenarios with seeds seeds, healthy with 3×seeds, an
 //     hour each;
 //   - subtle: the subtle variants of the in-scope kinds;
@@ -134,7 +136,8 @@ func Suite(name string, seeds int) ([]Case, error) {
 	switch name {
 	case SuiteSmall:
 		cfg := sim.Config{Duration: 30 * time.Minute}
-		return append(cases(SuiteSmall, []string{sim.Healthy}, seeds1(3), cfg), cases(SuiteSmall, plain, seeds1(1), cfg)...), nil
+		out := append(cases(SuiteSmall, []string{sim.Healthy}, seeds1(3), cfg), cases(SuiteSmall, plain, seeds1(1), cfg)...)
+		return append(out, robustCases(robustSmallHealthy, 1)...), nil
 	case SuiteMain:
 		return append(cases(SuiteMain, []string{sim.Healthy}, seeds1(3*seeds), hour), cases(SuiteMain, plain, seeds1(seeds), hour)...), nil
 	case SuiteSubtle:
@@ -181,7 +184,7 @@ func Suite(name string, seeds int) ([]Case, error) {
 		}
 		return append(walk, nowalk...), nil
 	case SuiteRobust:
-		return robustCases(seeds), nil
+		return robustCases(robustHealthyPerSeed*seeds, seeds), nil
 	case SuiteAll:
 		var out []Case
 		for _, s := range []string{SuiteMain, SuiteSubtle, SuiteUnseen, SuiteLater, SuiteGeneric, SuiteGraph, SuiteRobust} {

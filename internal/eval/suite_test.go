@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,19 @@ func TestSuites(t *testing.T) {
 	require.Equal(t, 1, count(small, "nvlink_degraded"))
 	require.Equal(t, 1, count(small, "nvlink_degraded/node"), "named variants that are not subtle")
 	require.Equal(t, 1, count(small, "nvlink_degraded+exporter_down"), "pairs")
+	var smallRobust []Case
+	small = slices.DeleteFunc(small, func(c Case) bool {
+		if c.Suite == SuiteRobust {
+			smallRobust = append(smallRobust, c)
+			return true
+		}
+		return false
+	})
+	require.Equal(t, robustSmallHealthy, count(smallRobust, robust.HealthyScenario))
+	require.Equal(t, robustSmallHealthy+2*len(robust.Kinds()), len(smallRobust), "every robust fault once")
+	for _, c := range smallRobust {
+		require.GreaterOrEqual(t, c.Seed, uint64(RobustSeed))
+	}
 	for _, c := range small {
 		require.Equal(t, SuiteSmall, c.Suite)
 		require.Equal(t, 30*time.Minute, c.Config.Duration)

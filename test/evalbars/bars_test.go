@@ -15,12 +15,13 @@ import (
 )
 
 // TestSmallSuiteBars simulates every in-scope fault kind once and three
-// healthy runs (30 simulated minutes each, about half a minute here on two
-// workers), diagnoses them, and checks AC@1, AC@3, false alarms and the
-// hardware kinds' time to detect.
+// healthy runs (30 simulated minutes each), and the robust generator's
+// first 20 healthy runs and each of its faults at half and double size,
+// diagnoses them, and checks AC@1, AC@3, false alarms and the hardware
+// kinds' time to detect: the robust runs against the robust suite's bars.
 func TestSmallSuiteBars(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs 35 simulated cases through the engine (-short)")
+		t.Skip("runs about 100 generated cases through the engine (-short)")
 	}
 	eng, err := diagnose.New(diagnose.Options{})
 	require.NoError(t, err)
