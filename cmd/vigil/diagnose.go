@@ -21,6 +21,7 @@ type diagnoseFlags struct {
 	at          string
 	window      time.Duration
 	step        time.Duration
+	stepSet     bool // --step given: the data's interval does not set it
 	entityLabel string
 	tenantLabel string
 	asJSON      bool
@@ -50,7 +51,9 @@ any Prometheus-compatible API (--prometheus URL: Prometheus, Thanos, Mimir,
 VictoriaMetrics; raw samples are fetched and evaluated locally) or from a
 running Vigil (--server URL). --at is the evaluation time (RFC 3339 or Unix
 seconds; default now, or the newest sample of --input): data after it is
-ignored. --window is how far back to look.
+ignored. --window is how far back to look. Files sampled less often than
+--step (5-minute aggregates) are read at their own interval unless --step
+is given.
 
 --entity-label LABEL switches on the generic layer for data in any
 vocabulary: the entities named by LABEL (e.g. service) are ranked as
@@ -65,6 +68,7 @@ Exit 0 with a diagnosis (healthy, not healthy or blind); 2 on bad input or no
 data at or before --at.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.stepSet = cmd.Flags().Changed("step")
 			return runDiagnose(cmd.Context(), e, f)
 		},
 	}
@@ -74,7 +78,7 @@ data at or before --at.`,
 	fl.StringVar(&f.server, "server", "", "the URL of a running Vigil to read instead")
 	fl.StringVar(&f.at, "at", "", "the evaluation time (RFC 3339 or Unix seconds; default now, or the newest sample of --input)")
 	fl.DurationVar(&f.window, "window", diagnose.DefaultWindow, "how far back from --at to look")
-	fl.DurationVar(&f.step, "step", diagnose.DefaultStep, "the resolution the engine reads series at; the data's interval for coarse aggregates (e.g. 5m), with a window of several steps")
+	fl.DurationVar(&f.step, "step", diagnose.DefaultStep, "the resolution the engine reads series at (with --input, by default the data's own interval when it is coarser, e.g. 5m aggregates)")
 	fl.StringVar(&f.entityLabel, "entity-label", "", "rank the entities named by this label as metric_anomaly causes")
 	fl.StringVar(&f.tenantLabel, "tenant-label", "", "a pod or namespace label naming the tenant (default: the namespace)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
@@ -97,13 +101,23 @@ func runDiagnose(ctx context.Context, e *env, f diagnoseFlags) error {
 	if f.step <= 0 {
 		return usagef("diagnose: --step must be positive, got %s", f.step)
 	}
-	eng, err := diagnose.New(diagnose.Options{Window: f.window, Step: f.step, EntityLabel: f.entityLabel, TenantLabel: f.tenantLabel, Logger: logger})
+	opts := diagnose.Options{Window: f.window, Step: f.step, EntityLabel: f.entityLabel, TenantLabel: f.tenantLabel, Logger: logger}
+	eng, err := diagnose.New(opts)
 	if err != nil {
 		return usagef("diagnose: %v", err)
 	}
 	src, at, closeSrc, err := openSource(ctx, e, "diagnose", f.sourceFlags, at, logger)
 	if err != nil {
 		return err
+	}
+	if iv, ok := src.(interface{ Interval() time.Duration }); ok && !f.stepSet && iv.Interval() > f.step && iv.Interval() <= f.window {
+		// Data sampled less often than the step (5-minute aggregates) read
+		// at the step would be gaps between readings: read it at its own
+		// interval.
+		opts.Step = iv.Interval()
+		if eng, err = diagnose.New(opts); err != nil {
+			return errors.Join(usagef("diagnose: %v", err), closeSrc())
+		}
 	}
 	rep, err := eng.Diagnose(ctx, src, at)
 	if cerr := closeSrc(); err == nil && cerr != nil {

@@ -447,3 +447,32 @@ func TestDiagnoseOTLPRequestPath(t *testing.T) {
 		})
 	}
 }
+
+// TestDiagnoseCoarseInput: 5-minute aggregates are read at their own
+// interval without --step, as with --step 5m; --step still overrides.
+func TestDiagnoseCoarseInput(t *testing.T) {
+	var b strings.Builder
+	start := int64(1_700_000_000_000)
+	const n = 72 // six hours
+	for _, svc := range []string{"cart", "search", "checkout"} {
+		for i := range n {
+			v := 0.05 + 0.004*float64((i*7+len(svc))%5)
+			if svc == "search" && i >= n-6 {
+				v *= 4
+			}
+			fmt.Fprintf(&b, "latency_seconds{service=%q} %g %d\n", svc, v, start+int64(i)*300_000)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "coarse.prom")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	diag := func(extra ...string) diagnose.Report {
+		r := runVigil(t, "", append([]string{"diagnose", "--input", path, "--entity-label", "service", "--window", "6h", "--json"}, extra...)...)
+		require.NoError(t, r.err, r.stderr)
+		return decodeOne[diagnose.Report](t, r.stdout)
+	}
+	auto, fiveMin, fine := diag(), diag("--step", "5m"), diag("--step", "30s")
+	require.NotEmpty(t, auto.Causes)
+	require.Equal(t, "search", auto.Causes[0].Entity["service"])
+	require.Equal(t, fiveMin.Causes, auto.Causes, "the data's own interval")
+	require.NotEqual(t, fiveMin.Causes, fine.Causes, "--step overrides")
+}

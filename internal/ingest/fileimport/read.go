@@ -101,6 +101,9 @@ type File struct {
 	Duplicates int
 	// MinT and MaxT are the oldest and newest timestamps in milliseconds.
 	MinT, MaxT int64
+	// gaps counts the gaps between a series' consecutive samples, in whole
+	// seconds: how often the data was sampled (Interval).
+	gaps map[int64]int
 
 	// data is the text, kept only while it is validated (and in tests);
 	// validation leaves the samples in series and samples, in file order
@@ -306,6 +309,7 @@ func (f *File) validate(opts Options) error {
 	// does not skip.
 	lastEnd := 0
 	f.MinT, f.MaxT = math.MaxInt64, math.MinInt64
+	f.gaps = map[int64]int{}
 	var lset labels.Labels
 	for {
 		entry, err := p.Next()
@@ -358,6 +362,9 @@ func (f *File) validate(opts Options) error {
 			continue
 		case t == prev.t:
 			return &LineError{File: f.Name, Line: line, Err: fmt.Errorf("duplicate sample for %s at %s with a different value (%g here, %g at line %d)", lset, fmtMillis(t), v, prev.v, prev.line)}
+		}
+		if ok {
+			f.gaps[(t-prev.t+500)/1000]++
 		}
 		seen[h] = seriesState{t: t, v: v, line: line, ref: prev.ref}
 		f.samples = append(f.samples, fileSample{t: t, v: v, ref: prev.ref})

@@ -3,6 +3,7 @@ package fileimport_test
 import (
 	"bytes"
 	"compress/gzip"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -409,4 +410,24 @@ func TestReadOneByteReader(t *testing.T) {
 	}), opts())
 	require.NoError(t, err)
 	require.Equal(t, 1, f.Samples)
+}
+
+// TestInterval: the median gap between a series' samples, to the second,
+// over every file; jitter and a missed scrape do not move it.
+func TestInterval(t *testing.T) {
+	read := func(text string) *fileimport.File {
+		f, err := fileimport.Read("x.prom", strings.NewReader(text), fileimport.DefaultOptions(time.Unix(2_000_000_000, 0)))
+		require.NoError(t, err)
+		return f
+	}
+	var b strings.Builder
+	for i, t := range []int64{0, 59_980, 120_010, 240_000, 300_020, 359_990} { // 2 minutes missed
+		fmt.Fprintf(&b, "a{i=\"1\"} %d %d\nb 1 %d\n", i, 1_700_000_000_000+t, 1_700_000_000_000+t)
+	}
+	f := read(b.String())
+	require.Equal(t, time.Minute, fileimport.Sum([]*fileimport.File{f}).Interval)
+	five := read("c 1 1700000000000\nc 2 1700000300000\nc 3 1700000600000\n")
+	require.Equal(t, 5*time.Minute, fileimport.Sum([]*fileimport.File{five}).Interval)
+	require.Equal(t, time.Minute, fileimport.Sum([]*fileimport.File{f, five}).Interval, "the median over both files' gaps")
+	require.Zero(t, fileimport.Sum([]*fileimport.File{read("d 1 1700000000000\n")}).Interval, "no series with two samples")
 }

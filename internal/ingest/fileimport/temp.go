@@ -16,7 +16,8 @@ import (
 // for one-shot commands (`vigil diagnose --input`). Close removes it.
 type TempStore struct {
 	*store.Embedded
-	dir string
+	dir      string
+	interval time.Duration
 }
 
 // OpenTemp writes files as blocks into a new temporary directory and opens
@@ -38,8 +39,12 @@ func OpenTemp(ctx context.Context, files []*File, now func() time.Time, logger *
 	if err != nil {
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
-	return &TempStore{Embedded: s, dir: dir}, nil
+	return &TempStore{Embedded: s, dir: dir, interval: Sum(files).Interval}, nil
 }
+
+// Interval is how often the files' series were sampled: the median gap
+// between consecutive samples (0 when no series has two).
+func (t *TempStore) Interval() time.Duration { return t.interval }
 
 // Close closes the store and removes its directory.
 func (t *TempStore) Close() error {

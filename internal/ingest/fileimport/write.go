@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/oklog/ulid/v2"
 	"github.com/prometheus/prometheus/model/labels"
@@ -24,11 +26,16 @@ type Stats struct {
 	Blocks int
 	// MinT and MaxT are the oldest and newest timestamps in milliseconds.
 	MinT, MaxT int64
+	// Interval is the median gap between a series' consecutive samples, to
+	// the second: how often the data was sampled (0 when no series has
+	// two samples).
+	Interval time.Duration
 }
 
 // Sum returns the totals over files (series are counted per file).
 func Sum(files []*File) Stats {
 	s := Stats{Files: len(files), MinT: math.MaxInt64, MaxT: math.MinInt64}
+	gaps := map[int64]int{}
 	for _, f := range files {
 		s.Series += f.Series
 		s.Samples += f.Samples
@@ -37,11 +44,31 @@ func Sum(files []*File) Stats {
 			s.MinT = min(s.MinT, f.MinT)
 			s.MaxT = max(s.MaxT, f.MaxT)
 		}
+		for g, n := range f.gaps {
+			gaps[g] += n
+		}
 	}
 	if s.Samples == 0 {
 		s.MinT, s.MaxT = 0, 0
 	}
+	s.Interval = medianGap(gaps)
 	return s
+}
+
+// medianGap returns the median of gaps (seconds → how many), 0 for none.
+func medianGap(gaps map[int64]int) time.Duration {
+	keys := slices.Sorted(maps.Keys(gaps))
+	total := 0
+	for _, k := range keys {
+		total += gaps[k]
+	}
+	seen := 0
+	for _, k := range keys {
+		if seen += gaps[k]; 2*seen >= total {
+			return time.Duration(k) * time.Second
+		}
+	}
+	return 0
 }
 
 // each calls fn for every sample of f with a timestamp in [mint, maxt),

@@ -129,7 +129,7 @@ func TestWriteBlocksHistory(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, fileimport.Stats{
 		Files: 2, Series: 5, Samples: 120*3 + 30*2, Blocks: 7,
-		MinT: old.UnixMilli(), MaxT: recent.Add(119 * 5 * time.Minute).UnixMilli(),
+		MinT: old.UnixMilli(), MaxT: recent.Add(119 * 5 * time.Minute).UnixMilli(), Interval: 5 * time.Minute,
 	}, stats)
 
 	blocks := blockDirs(t, dir)
