@@ -193,7 +193,15 @@ func likeliestChange(series [][]float64) (int, bool) {
 // level (a ratio held at 1 that falls to 0.7 moved six spreads), or 1 in
 // its own unit at a level of zero, as RobustScaler does, rather than the
 // floor: a few errors are not a million spreads.
-func genericBaseline(pre []float64) detect.Baseline {
+//
+// Each side of the level also gets the spread its own tail gives, as a
+// normal distribution's: the distance from the level to the tailShare
+// quantile on that side over that quantile's z. Where a series spends
+// tailShare of its history or more in a second mode (a rarely called
+// service's latency quantile, 5 ms most minutes and 28 s in the others),
+// the mode it already visits is no anomaly; on a series without such a
+// tail the spread stays the middle's.
+func genericBaseline(pre []float64) sidedBaseline {
 	b := detect.NewBaseline(pre, genericFloor)
 	if detect.Quantile(pre, 0.75) == detect.Quantile(pre, 0.25) {
 		b.Scale = 1
@@ -201,7 +209,35 @@ func genericBaseline(pre []float64) detect.Baseline {
 			b.Scale = flatShare * math.Abs(b.Median)
 		}
 	}
-	return b
+	return sidedBaseline{Baseline: b,
+		up:   (detect.Quantile(pre, 1-tailShare) - b.Median) / tailZ,
+		down: (b.Median - detect.Quantile(pre, tailShare)) / tailZ}
+}
+
+// tailShare is the share of a history in a tail that sets that side's
+// spread; tailZ is the standard normal quantile of 1 - tailShare.
+const (
+	tailShare = 0.05
+	tailZ     = 1.6448536269514722
+)
+
+// sidedBaseline is a level with a spread for each side of it, none below
+// the middle's.
+type sidedBaseline struct {
+	detect.Baseline
+	up, down float64
+}
+
+// Z is how many spreads of its side x lies from the level.
+func (b sidedBaseline) Z(x float64) float64 {
+	z := b.Baseline.Z(x)
+	switch {
+	case z > 0 && b.up > b.Scale:
+		return (x - b.Median) / b.up
+	case z < 0 && b.down > b.Scale:
+		return (x - b.Median) / b.down
+	}
+	return z
 }
 
 // flatShare is the scale of a series that held still before the onset, as
@@ -229,7 +265,7 @@ func shortName(lset labels.Labels, label string) string {
 // heldDeviation is the third quartile of |z| from the onset to the end: a
 // change that lasted (or keeps growing, as a leak does) holds it high; a
 // blip or a restart that recovered does not.
-func heldDeviation(v []float64, onset int, b detect.Baseline) float64 {
+func heldDeviation(v []float64, onset int, b sidedBaseline) float64 {
 	zs := make([]float64, 0, len(v)-onset)
 	for _, x := range v[onset:] {
 		if z := math.Abs(b.Z(x)); !math.IsNaN(z) {
@@ -241,7 +277,7 @@ func heldDeviation(v []float64, onset int, b detect.Baseline) float64 {
 
 // persistentMax returns the largest |z| after onset that holds for two
 // steps running, and the first step it was reached.
-func persistentMax(v []float64, onset int, b detect.Baseline) (float64, int) {
+func persistentMax(v []float64, onset int, b sidedBaseline) (float64, int) {
 	best, at := 0.0, -1
 	for i := onset; i+1 < len(v); i++ {
 		z := math.Min(math.Abs(b.Z(v[i])), math.Abs(b.Z(v[i+1])))

@@ -72,7 +72,7 @@ func TestGenericWalkExplains(t *testing.T) {
 	}
 	joined := strings.Join(graph, "\n")
 	require.Contains(t, joined, `traces_service_graph_request_failed_total{server="user-db"}`)
-	require.Contains(t, joined, "→ user → user-db")
+	require.Contains(t, joined, "user → user-db")
 	require.Contains(t, first.Summary, "and ")
 	for _, c := range rep.Causes[1:] {
 		if c.Entity["service"] == "user" {

@@ -1,0 +1,171 @@
+package nezha
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/vigil-obs/vigil/internal/openmetrics"
+)
+
+// CaseOptions shape a case (doc.go).
+type CaseOptions struct {
+	// After is how long past the injection the diagnosis is (default 5m).
+	// The case starts After past the previous injection, or where the data
+	// does.
+	After time.Duration
+}
+
+func (o CaseOptions) withDefaults() CaseOptions {
+	if o.After <= 0 {
+		o.After = 5 * time.Minute
+	}
+	return o
+}
+
+// Case is a fault as WriteCase wrote it.
+type Case struct {
+	Fault Fault
+	// At is when to diagnose, Window how far back to look: the whole case.
+	At     time.Time
+	Window time.Duration
+	// History is how much of the case lies before the injection.
+	History time.Duration
+	// Series and Samples count what was written.
+	Series, Samples int
+}
+
+// EntityLabel is the label that names a case's entities, for
+// `vigil diagnose --entity-label`.
+const EntityLabel = "service"
+
+// WriteCase writes fault i of the day as OpenMetrics text: the real rows
+// from After past the previous injection (a minute before this one when
+// they are closer; or from the first row) to After past this one, every column of every pod a gauge with the labels service and
+// pod (doc.go).
+func (d *Day) WriteCase(w io.Writer, i int, o CaseOptions) (Case, error) {
+	if i < 0 || i >= len(d.Faults) {
+		return Case{}, fmt.Errorf("day %s has %d faults, not %d", d.Name, len(d.Faults), i+1)
+	}
+	o = o.withDefaults()
+	f := d.Faults[i]
+	from, to := d.first(), f.At.Add(o.After)
+	if i > 0 {
+		// Faults closer than After leave this one a minute of history
+		// (a row), or half the time between them.
+		prev := d.Faults[i-1].At
+		gap := f.At.Sub(prev)
+		from = later(from, prev.Add(min(o.After, max(gap-time.Minute, gap/2))))
+	}
+	if !from.Before(f.At) {
+		return Case{}, fmt.Errorf("day %s: no row between %s and the injection at %s", d.Name, from.Format(time.DateTime), f.At.Format(time.DateTime))
+	}
+	c := Case{Fault: f, At: to, Window: to.Sub(from), History: f.At.Sub(from)}
+	bw := bufio.NewWriter(w)
+	// A family's samples must come together: column by column, then pod by
+	// pod, each series in time order.
+	var cols []string
+	seen := map[string]bool{}
+	for _, p := range d.Pods {
+		for _, col := range p.Order {
+			if !seen[col] {
+				seen[col] = true
+				cols = append(cols, col)
+			}
+		}
+	}
+	var buf []byte
+	for _, col := range cols {
+		name := MetricName(col)
+		fmt.Fprintf(bw, "# TYPE %s gauge\n", name)
+		for _, p := range d.Pods {
+			vals, ok := p.Columns[col]
+			if !ok {
+				continue
+			}
+			head := name + "{" + EntityLabel + `="` + openmetrics.EscapeLabelValue(p.Service) + `",pod="` + openmetrics.EscapeLabelValue(p.Name) + `"} `
+			n := 0
+			for k, t := range p.Times {
+				if t.Before(from) || t.After(to) || math.IsNaN(vals[k]) {
+					continue
+				}
+				buf = append(buf[:0], head...)
+				buf = openmetrics.AppendValue(buf, vals[k])
+				buf = append(buf, ' ')
+				buf = openmetrics.AppendSeconds(buf, t.UnixMilli())
+				buf = append(buf, '\n')
+				_, _ = bw.Write(buf) // a bufio.Writer keeps its first error for Flush
+				n++
+			}
+			if n > 0 {
+				c.Series++
+				c.Samples += n
+			}
+		}
+	}
+	bw.WriteString("# EOF\n")
+	return c, bw.Flush()
+}
+
+// first returns the time of the day's first row.
+func (d *Day) first() time.Time {
+	var t time.Time
+	for _, p := range d.Pods {
+		if len(p.Times) > 0 && (t.IsZero() || p.Times[0].Before(t)) {
+			t = p.Times[0]
+		}
+	}
+	return t
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// units are the column suffixes' units in metric names.
+var units = map[string]string{"%": "percent", "s": "seconds", "ms": "milliseconds", "m": "millicores", "Mi": "mebibytes", "Ops": "ops"}
+
+// MetricName returns the metric a column becomes: nezha_ and the column in
+// snake case, its unit spelled out (PodClientLatencyP90(s) →
+// nezha_pod_client_latency_p90_seconds).
+func MetricName(col string) string {
+	base, unit := col, ""
+	if i := strings.IndexByte(col, '('); i >= 0 && strings.HasSuffix(col, ")") {
+		base, unit = col[:i], col[i+1:len(col)-1]
+	}
+	var b strings.Builder
+	b.WriteString("nezha_")
+	prevLower := false
+	for _, r := range base {
+		switch {
+		case unicode.IsUpper(r):
+			if prevLower {
+				b.WriteByte('_')
+			}
+			b.WriteRune(unicode.ToLower(r))
+			prevLower = false
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+			prevLower = true
+		default:
+			b.WriteByte('_')
+			prevLower = false
+		}
+	}
+	if unit != "" {
+		u, ok := units[unit]
+		if !ok {
+			u = strings.ToLower(unit)
+		}
+		b.WriteByte('_')
+		b.WriteString(u)
+	}
+	return b.String()
+}

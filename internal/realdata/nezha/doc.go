@@ -1,0 +1,38 @@
+// Package nezha reads one day of the Nezha multimodal root-cause-analysis
+// data set (github.com/IntelligentDDS/Nezha, MIT; Yu et al., FSE 2023) and
+// turns each of its faults into the input a user would give `vigil
+// diagnose`: OpenMetrics text with a service label.
+//
+// # What it reads
+//
+// A day directory (2022-08-22: Online Boutique; 2023-01-29: Train Ticket)
+// holds <day>-fault_list.json, the faults grouped by hour, each with
+// inject_time, inject_timestamp, inject_pod and inject_type
+// (cpu_contention, cpu_consumed, network_delay, return, exception); and
+// metric/<pod>_metric.csv, one row a minute per pod: CPU, memory, syscalls,
+// network, client and server latency P90/P95/P99, workload and success
+// rate, and columns of the pod's node (NodeCpuUsageRate(%), ...) that every
+// pod on that node shares. The other files (front_service.csv,
+// destination_*.csv, dependency.csv, traces and logs) are not read yet.
+//
+// # Quirks, handled and reported (Day.Notes)
+//
+//   - The injection time is inject_time, in UTC, as Nezha's own evaluation
+//     takes it: on 2023-01-29 most inject_timestamp values are 8 h off and a
+//     few others up to a minute.
+//   - The TimeStamp column of some metric files is shifted by 2×10⁸ s: rows
+//     are timed by the Time column ("2022-08-22 03:51:19.607 +0000 UTC
+//     m=+0.11"), which agrees with the injection times.
+//   - PodSuccessRate(%) is 0 in every row: a column that never moves says
+//     nothing, and it is written like the others.
+//
+// # A fault as a case
+//
+// The faults are about eight minutes apart, and the data starts minutes
+// before the first one. A case is the real rows from After past the
+// previous injection (a minute before this one when they are closer, or
+// from the first row) to After past this one: a
+// window that holds no other fault's first minutes and gives the engine
+// what history there is, a few minutes. The diagnosis is at the injection
+// plus After; the root cause is the injected pod's service.
+package nezha

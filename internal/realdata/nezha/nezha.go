@@ -1,0 +1,248 @@
+package nezha
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Fault is one injected fault.
+type Fault struct {
+	// At is the injection time (inject_time, UTC).
+	At time.Time
+	// Pod is the injected pod, Service its service (the pod's name without
+	// its ReplicaSet and pod suffixes), Type the injection's type.
+	Pod, Service, Type string
+}
+
+// Pod is one pod's metric file: a row a minute.
+type Pod struct {
+	Name, Service string
+	// Times are the rows' times; Columns the values by column name, one per
+	// row (NaN for an empty cell).
+	Times   []time.Time
+	Columns map[string][]float64
+	// Order is the columns in file order.
+	Order []string
+}
+
+// Day is one day of the data set.
+type Day struct {
+	// Name is the day (the directory's name).
+	Name   string
+	Faults []Fault
+	Pods   []*Pod
+	// Notes are the quirks found and how they were handled, one sentence
+	// each.
+	Notes []string
+}
+
+// ServiceOf returns the service of a pod name: a Deployment's pod
+// (checkoutservice-578fcf4766-9csqn) without its two suffixes.
+func ServiceOf(pod string) string {
+	parts := strings.Split(pod, "-")
+	if len(parts) < 3 {
+		return pod
+	}
+	return strings.Join(parts[:len(parts)-2], "-")
+}
+
+// Load reads a day directory.
+func Load(dir string) (*Day, error) {
+	d := &Day{Name: filepath.Base(filepath.Clean(dir))}
+	lists, err := filepath.Glob(filepath.Join(dir, "*-fault_list.json"))
+	if err != nil {
+		return nil, err
+	}
+	if len(lists) != 1 {
+		return nil, fmt.Errorf("%s: want one *-fault_list.json, found %d", dir, len(lists))
+	}
+	if err := d.readFaults(lists[0]); err != nil {
+		return nil, err
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "metric", "*_metric.csv"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("%s: no metric/*_metric.csv", dir)
+	}
+	slices.Sort(files)
+	shifted, zeroSuccess := 0, 0
+	for _, f := range files {
+		p, off, err := readPod(f)
+		if err != nil {
+			return nil, err
+		}
+		if off {
+			shifted++
+		}
+		if allZero(p.Columns[successColumn]) {
+			zeroSuccess++
+		}
+		d.Pods = append(d.Pods, p)
+	}
+	if shifted > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d of %d metric files have a TimeStamp column that disagrees with their Time column: rows are timed by Time", shifted, len(files)))
+	}
+	if zeroSuccess > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%s is 0 in every row of %d of %d metric files", successColumn, zeroSuccess, len(files)))
+	}
+	for _, f := range d.Faults {
+		if d.Pod(f.Pod) == nil {
+			return nil, fmt.Errorf("%s: fault at %s injects pod %s, which has no metric file", lists[0], f.At.Format(time.DateTime), f.Pod)
+		}
+	}
+	return d, nil
+}
+
+// successColumn is the success rate, 0 throughout the data set.
+const successColumn = "PodSuccessRate(%)"
+
+// Pod returns the pod of that name, nil if none.
+func (d *Day) Pod(name string) *Pod {
+	for _, p := range d.Pods {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// faultJSON is one entry of a fault list.
+type faultJSON struct {
+	InjectTime      string `json:"inject_time"`
+	InjectTimestamp string `json:"inject_timestamp"`
+	InjectPod       string `json:"inject_pod"`
+	InjectType      string `json:"inject_type"`
+}
+
+func (d *Day) readFaults(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var byHour map[string][]faultJSON
+	if err := json.Unmarshal(data, &byHour); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	off := 0
+	for _, fs := range byHour {
+		for _, f := range fs {
+			at, err := time.Parse(time.DateTime, f.InjectTime)
+			if err != nil {
+				return fmt.Errorf("%s: inject_time %q: %w", path, f.InjectTime, err)
+			}
+			if f.InjectPod == "" || f.InjectType == "" {
+				return fmt.Errorf("%s: the fault at %s has no inject_pod or inject_type", path, f.InjectTime)
+			}
+			if ts, err := strconv.ParseInt(f.InjectTimestamp, 10, 64); err != nil || ts != at.Unix() {
+				off++
+			}
+			d.Faults = append(d.Faults, Fault{At: at, Pod: f.InjectPod, Service: ServiceOf(f.InjectPod), Type: f.InjectType})
+		}
+	}
+	if len(d.Faults) == 0 {
+		return fmt.Errorf("%s: no faults", path)
+	}
+	slices.SortFunc(d.Faults, func(a, b Fault) int { return a.At.Compare(b.At) })
+	if off > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d of %d faults have an inject_timestamp other than their inject_time: inject_time is used", off, len(d.Faults)))
+	}
+	return nil
+}
+
+// readPod reads one metric file; off tells whether its TimeStamp column
+// disagrees with its Time column.
+func readPod(path string) (_ *Pod, off bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.ReuseRecord = true
+	head, err := r.Read()
+	if err != nil {
+		return nil, false, fmt.Errorf("%s: header: %w", path, err)
+	}
+	head = slices.Clone(head) // the reader reuses its record
+	timeCol, stampCol, podCol := slices.Index(head, "Time"), slices.Index(head, "TimeStamp"), slices.Index(head, "PodName")
+	if timeCol < 0 || podCol < 0 {
+		return nil, false, fmt.Errorf("%s: the header has no Time or PodName column", path)
+	}
+	p := &Pod{Columns: map[string][]float64{}}
+	var cols []int
+	for i, h := range head {
+		if i != timeCol && i != stampCol && i != podCol {
+			cols = append(cols, i)
+			p.Order = append(p.Order, h)
+		}
+	}
+	for line := 2; ; line++ {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, false, fmt.Errorf("%s: %w", path, err)
+		}
+		t, err := parseTime(rec[timeCol])
+		if err != nil {
+			return nil, false, fmt.Errorf("%s:%d: Time: %w", path, line, err)
+		}
+		if n := len(p.Times); n > 0 && !t.After(p.Times[n-1]) {
+			return nil, false, fmt.Errorf("%s:%d: Time %s is not after the row before's", path, line, t.Format(time.RFC3339))
+		}
+		if stampCol >= 0 && !off {
+			if ts, err := strconv.ParseFloat(rec[stampCol], 64); err != nil || math.Abs(ts-float64(t.Unix())) > 60 {
+				off = true
+			}
+		}
+		if p.Name == "" {
+			p.Name = rec[podCol]
+		}
+		p.Times = append(p.Times, t)
+		for k, c := range cols {
+			v := math.NaN()
+			if s := strings.TrimSpace(rec[c]); s != "" {
+				if v, err = strconv.ParseFloat(s, 64); err != nil {
+					return nil, false, fmt.Errorf("%s:%d: %s: %q is not a number", path, line, head[c], s)
+				}
+			}
+			p.Columns[p.Order[k]] = append(p.Columns[p.Order[k]], v)
+		}
+	}
+	if len(p.Times) == 0 {
+		return nil, false, fmt.Errorf("%s: no rows", path)
+	}
+	p.Service = ServiceOf(p.Name)
+	return p, off, nil
+}
+
+// parseTime reads a Time cell: Go's time.Time.String ("2022-08-22
+// 03:51:19.607158889 +0000 UTC m=+0.113112869").
+func parseTime(s string) (time.Time, error) {
+	if i := strings.Index(s, " m="); i >= 0 {
+		s = s[:i]
+	}
+	return time.Parse("2006-01-02 15:04:05.999999999 -0700 MST", s)
+}
+
+func allZero(v []float64) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return len(v) > 0
+}

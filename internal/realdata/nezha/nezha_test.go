@@ -1,0 +1,151 @@
+package nezha_test
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vigil-obs/vigil/internal/ingest/fileimport"
+	"github.com/vigil-obs/vigil/internal/realdata/nezha"
+)
+
+const header = "Time,TimeStamp,PodName,CpuUsageRate(%),PodServerLatencyP95(s),PodSuccessRate(%),NodeCpuUsageRate(%)\n"
+
+// writeDay writes a day in the data set's layout: two pods, a row a minute
+// from 10:00 for hours hours, faults at the given minutes past 10:00.
+func writeDay(t *testing.T, hours int, faultMinutes ...int) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "2024-05-01")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "metric"), 0o755))
+	start := time.Date(2024, 5, 1, 10, 0, 19, 600_000_000, time.UTC)
+	for k, pod := range []string{"cartservice-579f59597d-wc2lz", "frontend-579b9bff58-t2dbm"} {
+		var b strings.Builder
+		b.WriteString(header)
+		for i := range hours * 60 {
+			ts := start.Add(time.Duration(i) * time.Minute).Add(time.Duration(k*20) * time.Millisecond)
+			// The second pod's TimeStamp column is 2×10⁸ s off, as in the data set.
+			stamp := ts.Unix() + int64(k)*200_000_000
+			fmt.Fprintf(&b, "%s m=+%d.1,%d,%s,%g,%g,0,%g\n", ts.Format("2006-01-02 15:04:05.999999999 -0700 MST"), i*60, stamp, pod,
+				20+float64(i%3), 0.1+0.01*float64(i%2), 3.5)
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "metric", pod+"_metric.csv"), []byte(b.String()), 0o644))
+	}
+	var faults []string
+	for _, m := range faultMinutes {
+		at := time.Date(2024, 5, 1, 10, m, 54, 0, time.UTC)
+		faults = append(faults, fmt.Sprintf(`{"inject_time": %q, "inject_timestamp": "%d", "inject_pod": "frontend-579b9bff58-t2dbm", "inject_type": "cpu_contention"}`,
+			at.Format(time.DateTime), at.Unix()+8*3600))
+	}
+	list := `{"10": [` + strings.Join(faults, ",") + `]}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "2024-05-01-fault_list.json"), []byte(list), 0o644))
+	return dir
+}
+
+func TestLoadAndWriteCase(t *testing.T) {
+	d, err := nezha.Load(writeDay(t, 4, 20, 12, 28))
+	require.NoError(t, err)
+	require.Equal(t, "2024-05-01", d.Name)
+	require.Len(t, d.Faults, 3)
+	require.Equal(t, 12, d.Faults[0].At.Minute(), "sorted by time")
+	require.Equal(t, "frontend", d.Faults[0].Service)
+	require.Len(t, d.Pods, 2)
+	require.Equal(t, "cartservice", d.Pods[0].Service)
+	require.Len(t, d.Pods[1].Times, 240)
+	require.Equal(t, []string{
+		"3 of 3 faults have an inject_timestamp other than their inject_time: inject_time is used",
+		"1 of 2 metric files have a TimeStamp column that disagrees with their Time column: rows are timed by Time",
+		"PodSuccessRate(%) is 0 in every row of 2 of 2 metric files",
+	}, d.Notes)
+
+	var buf bytes.Buffer
+	c, err := d.WriteCase(&buf, 1, nezha.CaseOptions{})
+	require.NoError(t, err)
+	require.Equal(t, time.Date(2024, 5, 1, 10, 25, 54, 0, time.UTC), c.At, "five minutes past the injection")
+	require.Equal(t, 3*time.Minute, c.History, "from five minutes past the previous injection at 10:12:54")
+	require.Equal(t, 8*time.Minute, c.Window)
+	require.Equal(t, 2*4, c.Series)
+	require.Equal(t, 2*4*8, c.Samples, "a row a minute from 10:18:19 to 10:25:19")
+
+	f, err := fileimport.Read("case.om", &buf, fileimport.DefaultOptions(time.Now()))
+	require.NoError(t, err, "the case is input vigil diagnose reads")
+	st := fileimport.Sum([]*fileimport.File{f})
+	require.Equal(t, time.Minute, st.Interval)
+	require.LessOrEqual(t, st.MaxT, c.At.UnixMilli())
+	require.GreaterOrEqual(t, st.MinT, c.At.Add(-c.Window).UnixMilli(), "the window holds the whole case")
+
+	c0, err := d.WriteCase(&buf, 0, nezha.CaseOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 12*time.Minute+54*time.Second-19*time.Second-600*time.Millisecond, c0.History, "the first fault: from the first row")
+}
+
+func TestWriteCaseErrors(t *testing.T) {
+	d, err := nezha.Load(writeDay(t, 1, 10, 12))
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	c, err := d.WriteCase(&buf, 1, nezha.CaseOptions{})
+	require.NoError(t, err)
+	require.Equal(t, time.Minute, c.History, "a minute: the previous injection was two minutes before")
+	_, err = d.WriteCase(&buf, 5, nezha.CaseOptions{})
+	require.ErrorContains(t, err, "has 2 faults, not 6")
+}
+
+func TestLoadErrors(t *testing.T) {
+	dir := writeDay(t, 1, 10)
+	path := filepath.Join(dir, "metric", "cartservice-579f59597d-wc2lz_metric.csv")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, bytes.Replace(data, []byte(",3.5\n"), []byte(",x\n"), 1), 0o644))
+	_, err = nezha.Load(dir)
+	require.ErrorContains(t, err, `cartservice-579f59597d-wc2lz_metric.csv:2: NodeCpuUsageRate(%): "x" is not a number`)
+
+	dir = writeDay(t, 1, 10)
+	require.NoError(t, os.Remove(filepath.Join(dir, "metric", "frontend-579b9bff58-t2dbm_metric.csv")))
+	_, err = nezha.Load(dir)
+	require.ErrorContains(t, err, "injects pod frontend-579b9bff58-t2dbm, which has no metric file")
+
+	_, err = nezha.Load(t.TempDir())
+	require.ErrorContains(t, err, "want one *-fault_list.json, found 0")
+}
+
+func TestMetricName(t *testing.T) {
+	for col, want := range map[string]string{
+		"PodClientLatencyP90(s)": "nezha_pod_client_latency_p90_seconds",
+		"CpuUsageRate(%)":        "nezha_cpu_usage_rate_percent",
+		"CpuUsage(m)":            "nezha_cpu_usage_millicores",
+		"MemoryUsage(Mi)":        "nezha_memory_usage_mebibytes",
+		"SyscallRead":            "nezha_syscall_read",
+		"PodWorkload(Ops)":       "nezha_pod_workload_ops",
+	} {
+		require.Equal(t, want, nezha.MetricName(col), col)
+	}
+}
+
+// TestSharedDays reads the days in ../shared/realdata/nezha when they are
+// there (CI has them) and writes every fault's case.
+func TestSharedDays(t *testing.T) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "realdata", "nezha")
+	for day, faults := range map[string]int{"2022-08-22": 24, "2023-01-29": 28} {
+		dir := filepath.Join(root, day)
+		if _, err := os.Stat(dir); err != nil {
+			t.Skipf("%s is not here", dir)
+		}
+		d, err := nezha.Load(dir)
+		require.NoError(t, err)
+		require.Len(t, d.Faults, faults)
+		t.Logf("%s: %d pods, %d faults; %s", day, len(d.Pods), len(d.Faults), strings.Join(d.Notes, "; "))
+		for i := range d.Faults {
+			var buf bytes.Buffer
+			c, err := d.WriteCase(&buf, i, nezha.CaseOptions{})
+			require.NoError(t, err)
+			require.Positive(t, c.Samples)
+		}
+	}
+}
