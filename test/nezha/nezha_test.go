@@ -25,7 +25,7 @@ import (
 
 // result is one fault's outcome.
 type result struct {
-	day, kind, truth string
+	day, modality, kind, truth string
 	ranked, naive    []string
 }
 
@@ -56,21 +56,27 @@ func TestNezhaDays(t *testing.T) {
 		for _, n := range d.Notes {
 			t.Logf("%s: %s", d.Name, n)
 		}
-		for i, f := range d.Faults {
-			path := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%02d.om", d.Name, i))
-			var buf bytes.Buffer
-			c, err := d.WriteCase(&buf, i, nezha.CaseOptions{})
-			require.NoError(t, err)
-			require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
-			rep := diagnoseFile(t, bin, path, c)
-			all = append(all, result{day: d.Name, kind: f.Type, truth: f.Service, ranked: rankedServices(rep), naive: naiveRank(d, c)})
+		modalities := []string{"metrics"}
+		if d.Logs != nil {
+			modalities = append(modalities, "metrics+logs")
+		}
+		for _, mod := range modalities {
+			for i, f := range d.Faults {
+				path := filepath.Join(t.TempDir(), fmt.Sprintf("%s-%02d.om", d.Name, i))
+				var buf bytes.Buffer
+				c, err := d.WriteCase(&buf, i, nezha.CaseOptions{Logs: mod == "metrics+logs"})
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+				rep := diagnoseFile(t, bin, path, c)
+				all = append(all, result{day: d.Name, modality: mod, kind: f.Type, truth: f.Service, ranked: rankedServices(rep), naive: naiveRank(d, c)})
+			}
 		}
 	}
 	var b strings.Builder
 	writeTable(&b, all)
 	b.WriteString("\n")
 	for _, r := range all {
-		fmt.Fprintf(&b, "%s %-15s truth=%-22s vigil=%d %v naive=%d %v\n", r.day, r.kind, r.truth, rankOf(r.ranked, r.truth), first(r.ranked, 3),
+		fmt.Fprintf(&b, "%s %-12s %-15s truth=%-22s vigil=%d %v naive=%d %v\n", r.day, r.modality, r.kind, r.truth, rankOf(r.ranked, r.truth), first(r.ranked, 3),
 			rankOf(r.naive, r.truth), first(r.naive, 3))
 	}
 	t.Logf("%d faults in %s\n%s", len(all), time.Since(start).Round(time.Second), b.String())
@@ -147,11 +153,11 @@ func naiveRank(d *nezha.Day, c nezha.Case) []string {
 
 // writeTable prints top-1 and top-3 per day and fault type, then per day.
 func writeTable(b *strings.Builder, all []result) {
-	type key struct{ day, kind string }
+	type key struct{ day, modality, kind string }
 	var keys []key
 	rows := map[key][]result{}
 	for _, r := range all {
-		for _, k := range []key{{r.day, r.kind}, {r.day, "all"}} {
+		for _, k := range []key{{r.day, r.modality, r.kind}, {r.day, r.modality, "all"}} {
 			if _, ok := rows[k]; !ok {
 				keys = append(keys, k)
 			}
@@ -162,10 +168,13 @@ func writeTable(b *strings.Builder, all []result) {
 		if c := strings.Compare(a.day, b.day); c != 0 {
 			return c
 		}
+		if c := strings.Compare(a.modality, b.modality); c != 0 {
+			return c
+		}
 		return strings.Compare(strings.ReplaceAll(a.kind, "all", "~"), strings.ReplaceAll(b.kind, "all", "~"))
 	})
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "day\tfault\tn\tVigil AC@1\tAC@3\tnaive AC@1\tAC@3\t")
+	fmt.Fprintln(tw, "day\tdata\tfault\tn\tVigil AC@1\tAC@3\tnaive AC@1\tAC@3\t")
 	for _, k := range keys {
 		rs := rows[k]
 		c := func(ok func(result) bool) string {
@@ -181,7 +190,7 @@ func writeTable(b *strings.Builder, all []result) {
 			return func(r result) bool { i := rankOf(l(r), r.truth); return i > 0 && i <= k }
 		}
 		vig, nai := func(r result) []string { return r.ranked }, func(r result) []string { return r.naive }
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t\n", k.day, k.kind, len(rs), c(in(vig, 1)), c(in(vig, 3)), c(in(nai, 1)), c(in(nai, 3)))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t\n", k.day, k.modality, k.kind, len(rs), c(in(vig, 1)), c(in(vig, 3)), c(in(nai, 1)), c(in(nai, 3)))
 	}
 	tw.Flush()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -18,6 +19,11 @@ type CaseOptions struct {
 	// The case starts After past the previous injection, or where the data
 	// does.
 	After time.Duration
+	// Logs adds the day's log lines as nezha_log_lines{service, pod,
+	// template}: at each of a pod's metric rows, its lines of each
+	// template (LogTemplate) in the whole minute before the row's (none
+	// when the day has no logs).
+	Logs bool
 }
 
 func (o CaseOptions) withDefaults() CaseOptions {
@@ -107,8 +113,53 @@ func (d *Day) WriteCase(w io.Writer, i int, o CaseOptions) (Case, error) {
 			}
 		}
 	}
+	if o.Logs && d.Logs != nil {
+		series, samples := d.writeLogs(bw, from, to)
+		c.Series, c.Samples = c.Series+series, c.Samples+samples
+	}
 	bw.WriteString("# EOF\n")
 	return c, bw.Flush()
+}
+
+// writeLogs writes the log-line counts of the case's rows (CaseOptions.Logs)
+// and returns how many series and samples it wrote.
+func (d *Day) writeLogs(bw *bufio.Writer, from, to time.Time) (series, samples int) {
+	const name = "nezha_log_lines"
+	fmt.Fprintf(bw, "# TYPE %s gauge\n", name)
+	var buf []byte
+	for _, p := range d.Pods {
+		byMin := d.Logs[p.Name]
+		var tmpls []string
+		for _, m := range byMin {
+			for k := range m {
+				if !slices.Contains(tmpls, k) {
+					tmpls = append(tmpls, k)
+				}
+			}
+		}
+		slices.Sort(tmpls)
+		for _, tmpl := range tmpls {
+			head := name + "{" + EntityLabel + `="` + openmetrics.EscapeLabelValue(p.Service) + `",pod="` + openmetrics.EscapeLabelValue(p.Name) +
+				`",template="` + openmetrics.EscapeLabelValue(tmpl) + `"} `
+			series++
+			for _, t := range p.Times {
+				if t.Before(from) || t.After(to) {
+					continue
+				}
+				// The whole minute before the row's: the row's own is not
+				// over when it is taken.
+				n := byMin[t.Add(-time.Minute).UnixNano()/int64(time.Minute)][tmpl]
+				buf = append(buf[:0], head...)
+				buf = openmetrics.AppendValue(buf, float64(n))
+				buf = append(buf, ' ')
+				buf = openmetrics.AppendSeconds(buf, t.UnixMilli())
+				buf = append(buf, '\n')
+				_, _ = bw.Write(buf)
+				samples++
+			}
+		}
+	}
+	return series, samples
 }
 
 // first returns the time of the day's first row.

@@ -12,8 +12,11 @@
 // metric/<pod>_metric.csv, one row a minute per pod: CPU, memory, syscalls,
 // network, client and server latency P90/P95/P99, workload and success
 // rate, and columns of the pod's node (NodeCpuUsageRate(%), ...) that every
-// pod on that node shares. The other files (front_service.csv,
-// destination_*.csv, dependency.csv, traces and logs) are not read yet.
+// pod on that node shares; and, where the day has them (Train Ticket),
+// log/*.csv, the containers' log lines, counted per pod, minute and
+// template (the level and the source location that wrote the line). The
+// other files (front_service.csv, destination_*.csv, dependency.csv,
+// traces) are not read yet.
 //
 // # Quirks, handled and reported (Day.Notes)
 //
@@ -25,6 +28,8 @@
 //     m=+0.11"), which agrees with the injection times.
 //   - PodSuccessRate(%) is 0 in every row: a column that never moves says
 //     nothing, and it is written like the others.
+//   - A few rows of the log files are two lines run together, which is no
+//     CSV: they are skipped and counted.
 //
 // # A fault as a case
 //

@@ -41,6 +41,9 @@ type Day struct {
 	Name   string
 	Faults []Fault
 	Pods   []*Pod
+	// Logs counts the day's log lines (log/*.csv) per pod, minute (Unix
+	// seconds / 60) and template (LogTemplate); nil when the day has none.
+	Logs map[string]map[int64]map[string]int
 	// Notes are the quirks found and how they were handled, one sentence
 	// each.
 	Notes []string
@@ -96,6 +99,9 @@ func Load(dir string) (*Day, error) {
 	}
 	if zeroSuccess > 0 {
 		d.Notes = append(d.Notes, fmt.Sprintf("%s is 0 in every row of %d of %d metric files", successColumn, zeroSuccess, len(files)))
+	}
+	if err := d.readLogs(filepath.Join(dir, "log")); err != nil {
+		return nil, err
 	}
 	for _, f := range d.Faults {
 		if d.Pod(f.Pod) == nil {
@@ -227,6 +233,112 @@ func readPod(path string) (_ *Pod, off bool, err error) {
 	}
 	p.Service = ServiceOf(p.Name)
 	return p, off, nil
+}
+
+// levels are the log levels a template starts with.
+var levels = []string{"ERROR", "WARN", "INFO", "DEBUG", "TRACE"}
+
+// LogTemplate returns a log line's template: its level and the source
+// location that wrote it ("16:42:22.382 INFO  t.s.TravelServiceImpl#532
+// ..." → "INFO t.s.TravelServiceImpl#532"), as Train Ticket's Logback
+// layout gives them; the level alone when there is no location, "other"
+// without a level. One statement in the code is one template: Nezha's
+// root causes are the code regions between two of them.
+func LogTemplate(line string) string {
+	fs := strings.Fields(line)
+	switch {
+	case len(fs) < 2 || !slices.Contains(levels, fs[1]):
+		return "other"
+	case len(fs) > 2 && strings.Contains(fs[2], "#"):
+		return fs[1] + " " + fs[2]
+	}
+	return fs[1]
+}
+
+// readLogs counts the lines of dir's log files (Timestamp, TimeUnixNano,
+// Node, PodName, Container, TraceID, SpanID, Log: the container's JSON
+// line, whose "log" is "16:42:22.382 INFO  t.s.TravelServiceImpl#532 ...").
+func (d *Day) readLogs(dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.csv"))
+	if err != nil || len(files) == 0 {
+		return err
+	}
+	slices.Sort(files)
+	d.Logs = map[string]map[int64]map[string]int{}
+	var st logStats
+	for _, path := range files {
+		if err := d.readLogFile(path, &st); err != nil {
+			return err
+		}
+	}
+	if st.damaged > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d rows of the log files are damaged CSV (two lines run together): skipped", st.damaged))
+	}
+	if st.unparsed > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d of %d log lines are not a container's JSON line: counted as template other", st.unparsed, st.lines))
+	}
+	return nil
+}
+
+// logStats counts what readLogFile read.
+type logStats struct{ lines, unparsed, damaged int }
+
+func (d *Day) readLogFile(path string, st *logStats) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.ReuseRecord = true
+	head, err := r.Read()
+	if err != nil {
+		return fmt.Errorf("%s: header: %w", path, err)
+	}
+	head = slices.Clone(head)
+	tCol, podCol, logCol := slices.Index(head, "TimeUnixNano"), slices.Index(head, "PodName"), slices.Index(head, "Log")
+	if tCol < 0 || podCol < 0 || logCol < 0 {
+		return fmt.Errorf("%s: the header has no TimeUnixNano, PodName or Log column", path)
+	}
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		var perr *csv.ParseError
+		if errors.As(err, &perr) {
+			st.damaged++
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		ns, err := strconv.ParseInt(rec[tCol], 10, 64)
+		if err != nil {
+			line, _ := r.FieldPos(tCol)
+			return fmt.Errorf("%s:%d: TimeUnixNano %q is not a number", path, line, rec[tCol])
+		}
+		var entry struct {
+			Log string `json:"log"`
+		}
+		tmpl := "other"
+		if json.Unmarshal([]byte(rec[logCol]), &entry) != nil {
+			st.unparsed++
+		} else {
+			tmpl = LogTemplate(entry.Log)
+		}
+		st.lines++
+		byMin := d.Logs[rec[podCol]]
+		if byMin == nil {
+			byMin = map[int64]map[string]int{}
+			d.Logs[rec[podCol]] = byMin
+		}
+		m := ns / int64(time.Minute)
+		if byMin[m] == nil {
+			byMin[m] = map[string]int{}
+		}
+		byMin[m][tmpl]++
+	}
 }
 
 // parseTime reads a Time cell: Go's time.Time.String ("2022-08-22

@@ -149,3 +149,40 @@ func TestSharedDays(t *testing.T) {
 		}
 	}
 }
+
+// TestLogs: a day's log lines become per-minute counts of each template
+// (level and source location) at the pods' rows; damaged rows are skipped
+// and reported.
+func TestLogs(t *testing.T) {
+	dir := writeDay(t, 4, 12, 20, 28)
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "log"), 0o755))
+	line := func(at time.Time, pod, msg string) string {
+		return fmt.Sprintf("%s,%d,10.0.0.1,%s,server,t1,s1,\"{\"\"log\"\":\"\"%s\\n\"\",\"\"stream\"\":\"\"stdout\"\"}\"\n",
+			at.Format(time.RFC3339Nano), at.UnixNano(), pod, msg)
+	}
+	at := time.Date(2024, 5, 1, 10, 22, 30, 0, time.UTC)
+	text := "Timestamp,TimeUnixNano,Node,PodName,Container,TraceID,SpanID,Log\n" +
+		line(at, "frontend-579b9bff58-t2dbm", "10:22:30.001 ERROR f.s.CartImpl#12 cart failed") +
+		line(at.Add(time.Second), "frontend-579b9bff58-t2dbm", "10:22:31.001 ERROR f.s.CartImpl#12 cart failed again") +
+		line(at.Add(2*time.Second), "frontend-579b9bff58-t2dbm", "no layout at all") +
+		"2024-05-01T10:22:33Z,1,x,\"broken\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "log", "10_22_log.csv"), []byte(text), 0o644))
+	d, err := nezha.Load(dir)
+	require.NoError(t, err)
+	require.Contains(t, d.Notes, "1 rows of the log files are damaged CSV (two lines run together): skipped")
+	var buf bytes.Buffer
+	_, err = d.WriteCase(&buf, 1, nezha.CaseOptions{Logs: true})
+	require.NoError(t, err)
+	out := buf.String()
+	require.Contains(t, out, `nezha_log_lines{service="frontend",pod="frontend-579b9bff58-t2dbm",template="ERROR f.s.CartImpl#12"} 2 1714558999.62`,
+		"the row at 10:23:19 counts the minute 10:22")
+	require.Contains(t, out, `template="other"} 1 1714558999.62`)
+	require.Contains(t, out, `template="ERROR f.s.CartImpl#12"} 0 1714558939.62`, "zero in the minutes without")
+
+	buf.Reset()
+	_, err = d.WriteCase(&buf, 1, nezha.CaseOptions{})
+	require.NoError(t, err)
+	require.NotContains(t, buf.String(), "nezha_log_lines")
+	require.Equal(t, "INFO t.s.TravelServiceImpl#532", nezha.LogTemplate("16:42:22.382 INFO  t.s.TravelServiceImpl#532 TraceID: x"))
+	require.Equal(t, "WARN", nezha.LogTemplate("16:42:22.382 WARN  something"))
+}
