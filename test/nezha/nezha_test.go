@@ -26,7 +26,7 @@ import (
 // result is one fault's outcome.
 type result struct {
 	day, modality, kind, truth string
-	ranked, naive    []string
+	ranked, naive              []string
 }
 
 func rankOf(list []string, truth string) int {
