@@ -33,11 +33,20 @@ var genericFloor = detect.Floor{Rel: 0.01, Abs: 1e-9}
 // counting only deviations that last two steps (BARO's ranking, with
 // persistence). The entities become metric_anomaly causes, best first.
 func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) {
-	raw, err := v.selectAligned(ctx, "series with label "+label, labels.MustNewMatcher(labels.MatchRegexp, label, ".+"))
-	if err != nil {
-		return nil, err
+	names := entityLabels(label)
+	var raw []rawSeries
+	for i, l := range names {
+		ms := []*labels.Matcher{labels.MustNewMatcher(labels.MatchRegexp, l, ".+")}
+		for _, earlier := range names[:i] {
+			ms = append(ms, labels.MustNewMatcher(labels.MatchEqual, earlier, "")) // read once
+		}
+		rs, err := v.selectAligned(ctx, "series with label "+l, ms...)
+		if err != nil {
+			return nil, err
+		}
+		raw = append(raw, rs...)
 	}
-	series := genericSeriesOf(raw, label)
+	series := genericSeriesOf(raw, names)
 	if len(series) == 0 {
 		v.warnf("no series carries the label %q: the generic layer has nothing to rank", label)
 		return nil, nil
@@ -246,11 +255,14 @@ const flatShare = 0.05
 
 // shortName writes a series as its metric name and the labels that tell
 // it from the entity's other series (not the target's).
-func shortName(lset labels.Labels, label string) string {
+func shortName(lset labels.Labels, entityLabels ...string) string {
 	var parts []string
 	lset.Range(func(l labels.Label) {
 		switch l.Name {
-		case model.MetricNameLabel, label, "instance", "job", "pod", "namespace", "container", "id", "name", "image", "endpoint", "node":
+		case model.MetricNameLabel, "instance", "job", "pod", "namespace", "container", "id", "name", "image", "endpoint", "node":
+			return
+		}
+		if slices.Contains(entityLabels, l.Name) {
 			return
 		}
 		parts = append(parts, fmt.Sprintf("%s=%q", l.Name, l.Value))
@@ -291,18 +303,38 @@ func persistentMax(v []float64, onset int, b sidedBaseline) (float64, int) {
 	return best, at
 }
 
+// entityLabels are the labels that name the entities of --entity-label
+// label: label itself, and for service the OpenTelemetry resource
+// attribute service.name as Prometheus translates it, service_name, which
+// span metrics and log-derived counters carry (and the other way round),
+// so that every modality speaks of the same entity.
+func entityLabels(label string) []string {
+	switch label {
+	case "service":
+		return []string{label, "service_name"}
+	case "service_name":
+		return []string{label, "service"}
+	}
+	return []string{label}
+}
+
 // genericSeriesOf turns stored series into the generic layer's: counters
 // (by name: _total, _count, _bucket skipped) become increases, a _sum
 // with its _count becomes the mean per event.
-func genericSeriesOf(raw []rawSeries, label string) []genericSeries {
+func genericSeriesOf(raw []rawSeries, entityLabels []string) []genericSeries {
 	type key struct{ base, rest, ent, short string }
 	sums, counts := map[key][]float64{}, map[key][]float64{}
 	var out []genericSeries
 	for _, r := range raw {
 		name := r.lset.Get(model.MetricNameLabel)
-		ent := r.lset.Get(label)
+		var ent string
+		for _, l := range entityLabels {
+			if ent = r.lset.Get(l); ent != "" {
+				break
+			}
+		}
 		rest := r.lset.DropReserved(func(n string) bool { return n == model.MetricNameLabel }).String()
-		short := shortName(r.lset, label)
+		short := shortName(r.lset, entityLabels...)
 		switch {
 		case strings.HasSuffix(name, "_bucket"):
 			continue

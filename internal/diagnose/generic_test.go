@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/promql/promqltest"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vigil-obs/vigil/internal/diagnose"
@@ -143,5 +145,29 @@ func TestGenericNoLabel(t *testing.T) {
 	require.Equal(t, "nvlink_degraded", c.Kind, "the knowledge layer still runs")
 	for _, c := range rep.Causes {
 		require.NotEqual(t, diagnose.KindMetricAnomaly, c.Kind)
+	}
+}
+
+// TestGenericServiceName: with --entity-label service, series that name
+// the service by OpenTelemetry's service.name (service_name: span
+// metrics, log-derived counters) rank among the others, as one entity.
+func TestGenericServiceName(t *testing.T) {
+	st := promqltest.LoadedStorage(t, `
+load 30s
+  requests{service="cart"} 10 11 10 12 10 11 10 12 10 11 10x90
+  requests{service="search"} 10 11 10 12 10 11 10 12 10 11 10x90
+  span_latency_seconds{service_name="search", span_kind="SPAN_KIND_SERVER"} 0.05 0.051 0.05 0.052 0.05 0.051 0.05x74 0.5x20
+  span_latency_seconds{service_name="cart", span_kind="SPAN_KIND_SERVER"} 0.05 0.051 0.05 0.052 0.05 0.051 0.05x94
+`)
+	eng := promqltest.NewTestEngineWithOpts(t, promql.EngineOpts{MaxSamples: 1_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute})
+	e, err := diagnose.New(diagnose.Options{EntityLabel: "service"})
+	require.NoError(t, err)
+	rep, err := e.Diagnose(t.Context(), scriptSource{TestStorage: st, engine: eng}, time.Unix(0, 0).Add(50*time.Minute))
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Causes, brief(rep))
+	require.Equal(t, diagnose.Entity{"service": "search"}, rep.Causes[0].Entity, brief(rep))
+	require.Contains(t, rep.Causes[0].Evidence[0].Signal, `span_latency_seconds{span_kind="SPAN_KIND_SERVER"}`)
+	for _, c := range rep.Causes {
+		require.NotContains(t, c.Entity, "service_name", "one entity vocabulary")
 	}
 }
