@@ -3,6 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +28,58 @@ func TestEvalUsage(t *testing.T) {
 	requireUsage(t, runVigil(t, "", "eval", "--suite", "main", "--scenario", "healthy"), "exclude each other")
 	requireUsage(t, runVigil(t, "", "eval", "--duration", "10s"), "--duration")
 	requireUsage(t, runVigil(t, "", "eval", "extra"), "unknown command")
+	requireUsage(t, runVigil(t, "", "eval", "--suite", "nezha"), "--suite nezha needs --data DIR")
+	requireUsage(t, runVigil(t, "", "eval", "--data", "x"), "--data goes with --suite nezha")
+	requireUsage(t, runVigil(t, "", "eval", "--suite", "nezha", "--data", "x", "--check"), "no bars to --check")
+}
+
+// TestEvalNezha runs the nezha suite on a day in the data set's layout:
+// two services, each row a minute for three hours, and two CPU faults,
+// the one on cart ten minutes before the one on frontend.
+func TestEvalNezha(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "2024-05-01")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "metric"), 0o755))
+	start := time.Date(2024, 5, 1, 10, 0, 19, 0, time.UTC)
+	faults := map[string]time.Time{"cartservice": start.Add(20 * time.Minute), "frontend": start.Add(30 * time.Minute)}
+	for _, pod := range []string{"cartservice-579f59597d-wc2lz", "frontend-579b9bff58-t2dbm"} {
+		var b strings.Builder
+		b.WriteString("Time,TimeStamp,PodName,CpuUsageRate(%),MemoryUsage(Mi)\n")
+		for i := range 180 {
+			ts := start.Add(time.Duration(i) * time.Minute)
+			cpu := 20 + float64(i%4)
+			if at := faults[strings.SplitN(pod, "-", 2)[0]]; !ts.Before(at) && ts.Before(at.Add(4*time.Minute)) {
+				cpu = 95
+			}
+			fmt.Fprintf(&b, "%s m=+1.0,%d,%s,%g,%g\n", ts.Format("2006-01-02 15:04:05.999999999 -0700 MST"), ts.Unix(), pod, cpu, 300+float64(i%3))
+		}
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "metric", pod+"_metric.csv"), []byte(b.String()), 0o644))
+	}
+	list := `{"10": [{"inject_time": "2024-05-01 10:20:05", "inject_timestamp": "1714558805", "inject_pod": "cartservice-579f59597d-wc2lz", "inject_type": "cpu_contention"},
+		{"inject_time": "2024-05-01 10:30:05", "inject_timestamp": "1714559405", "inject_pod": "frontend-579b9bff58-t2dbm", "inject_type": "cpu_contention"}]}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "2024-05-01-fault_list.json"), []byte(list), 0o644))
+
+	r := runVigil(t, "", "eval", "--suite", "nezha", "--data", filepath.Dir(dir))
+	require.NoError(t, r.err, r.stderr)
+	require.Contains(t, r.stdout, "suite nezha: 2 faults")
+	require.Regexp(t, `2024-05-01 +metrics +all +2 +1\.00 +1\.00`, r.stdout)
+	require.Contains(t, r.stderr, "nezha: 2024-05-01 metrics cpu_contention cartservice: rank 1\n")
+
+	r = runVigil(t, "", "eval", "--suite", "nezha", "--data", dir, "--json")
+	require.NoError(t, r.err, r.stderr)
+	var rep struct {
+		Results []struct {
+			Truth  string   `json:"truth"`
+			Ranked []string `json:"ranked"`
+		} `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rep))
+	require.Len(t, rep.Results, 2)
+	require.Equal(t, "frontend", rep.Results[1].Truth)
+	require.Equal(t, "frontend", rep.Results[1].Ranked[0])
+
+	r = runVigil(t, "", "eval", "--suite", "nezha", "--data", t.TempDir())
+	require.Error(t, r.err)
+	require.Contains(t, r.stderr, "no Nezha day")
 }
 
 // runEvalWith runs vigil eval with a fake engine, as Run would.

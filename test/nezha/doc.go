@@ -1,10 +1,11 @@
 // Package nezha scores `vigil diagnose` on the days of the Nezha
 // multimodal root-cause-analysis data set in ../shared/realdata/nezha (or
 // VIGIL_NEZHA_DIR): Online Boutique (2022-08-22) and Train Ticket
-// (2023-01-29), per-pod 1-minute metrics only. Each fault becomes a case
+// (2023-01-29), per-pod 1-minute metrics. It runs the real binary's
+// `vigil eval --suite nezha --data DIR`: each fault becomes a case
 // (internal/realdata/nezha: the real minutes from five past the previous
-// injection to five past this one), and the real vigil binary diagnoses
-// it with --entity-label service, five minutes after the injection. The
+// injection to five past this one), diagnosed as `vigil diagnose --input`
+// would with --entity-label service, five minutes after the injection. The
 // test prints top-1 and top-3 of the injected pod's service per day and
 // fault type, next to a naive baseline: the service whose series moved
 // most, in robust spreads of the minutes before the injection (the largest
