@@ -171,3 +171,21 @@ load 30s
 		require.NotContains(t, c.Entity, "service_name", "one entity vocabulary")
 	}
 }
+
+// TestGenericShortHistory: a change four minutes into the data is ranked,
+// and the report says how little it had to judge by.
+func TestGenericShortHistory(t *testing.T) {
+	st := promqltest.LoadedStorage(t, `
+load 1m
+  cpu_percent{service="cart"} 20 21 20 22 95 96 95 97 96 95 96
+  cpu_percent{service="shop"} 20 21 20 22 20 21 20 22 20 21 20
+`)
+	eng := promqltest.NewTestEngineWithOpts(t, promql.EngineOpts{MaxSamples: 1_000_000, Timeout: time.Minute, LookbackDelta: 5 * time.Minute})
+	e, err := diagnose.New(diagnose.Options{EntityLabel: "service", Window: 10 * time.Minute, Step: time.Minute})
+	require.NoError(t, err)
+	rep, err := e.Diagnose(t.Context(), scriptSource{TestStorage: st, engine: eng}, time.Unix(0, 0).Add(10*time.Minute))
+	require.NoError(t, err)
+	require.NotEmpty(t, rep.Causes, brief(rep))
+	require.Equal(t, diagnose.Entity{"service": "cart"}, rep.Causes[0].Entity, brief(rep))
+	require.Contains(t, rep.Warnings, "the generic layer had 4 readings (4m0s) before the onset at 00:04:00 to judge each series by: spreads from so few are rough")
+}
