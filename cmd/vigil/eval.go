@@ -89,6 +89,10 @@ Suites:
            minutes after its injection, with a window from five minutes past
            the previous one; AC@1 and AC@3 per day and fault type, next to a
            naive baseline; with the logs too where the day has them
+  petshop  with --data DIR: Amazon's PetShop RCA data set's issues (12 h of
+           the normal period, the issue window, the call graph as service
+           graph series), top-1 and top-3 per scenario and split, next to
+           a naive baseline and the published traversal baseline
 
 --scenario NAME (repeatable) runs the named scenarios instead, --seeds seeds
 each. The bars (--check exits 1 when one is missed): AC@1 ≥ 0.90, AC@3 ≥
@@ -101,14 +105,14 @@ robust has its own (above); subtle and later are not barred. Progress goes to st
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.suite, "suite", eval.SuiteSmall, "the suite: "+strings.Join(eval.Suites(), ", ")+"; or nezha with --data")
+	fl.StringVar(&f.suite, "suite", eval.SuiteSmall, "the suite: "+strings.Join(eval.Suites(), ", ")+"; or nezha or petshop with --data")
 	fl.StringArrayVar(&f.scenarios, "scenario", nil, "run this scenario instead of a suite (repeatable; vigil simulate --list names them)")
 	fl.IntVar(&f.seeds, "seeds", eval.DefaultSeeds, "seeds per scenario (the small suite has one)")
 	fl.IntVar(&f.parallel, "parallel", 1, "how many runs at once")
 	fl.DurationVar(&f.duration, "duration", 0, "how long each run lasts (default: the suite's)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
 	fl.BoolVar(&f.check, "check", false, "exit 1 when a bar is missed")
-	fl.StringVar(&f.data, "data", "", "with --suite nezha: a Nezha day directory, or a directory of them")
+	fl.StringVar(&f.data, "data", "", "with --suite nezha: a Nezha day directory, or a directory of them; with --suite petshop: the PetShop data set's dataset directory")
 	return cmd
 }
 
@@ -124,13 +128,15 @@ func runEval(cmd *cobra.Command, e *env, f evalFlags) error {
 		return usagef("eval: --suite and --scenario exclude each other")
 	case f.suite == suiteNezha && f.data == "":
 		return usagef("eval: --suite nezha needs --data DIR (a Nezha day directory, or a directory of them)")
-	case f.suite != suiteNezha && f.data != "":
-		return usagef("eval: --data goes with --suite nezha")
-	case f.suite == suiteNezha && f.check:
-		return usagef("eval: the nezha suite has no bars to --check")
+	case f.suite == suitePetShop && f.data == "":
+		return usagef("eval: --suite petshop needs --data DIR (the PetShop data set's dataset directory, or one scenario's)")
+	case !realSuite(f.suite) && f.data != "":
+		return usagef("eval: --data goes with --suite nezha or petshop")
+	case realSuite(f.suite) && f.check:
+		return usagef("eval: the %s suite has no bars to --check", f.suite)
 	}
-	if f.suite == suiteNezha {
-		return runEvalNezha(cmd.Context(), e, f.data, f.asJSON)
+	if realSuite(f.suite) {
+		return runEvalReal(cmd.Context(), e, f)
 	}
 	cases, err := evalCases(f)
 	if err != nil {

@@ -13,10 +13,91 @@ import (
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/ingest/fileimport"
 	"github.com/vigil-obs/vigil/internal/realdata/nezha"
+	"github.com/vigil-obs/vigil/internal/realdata/petshop"
 )
 
-// suiteNezha is the real-data suite of `vigil eval --suite nezha --data DIR`.
-const suiteNezha = "nezha"
+// The real-data suites of `vigil eval --suite NAME --data DIR`.
+const (
+	suiteNezha   = "nezha"
+	suitePetShop = "petshop"
+)
+
+// realSuite tells whether a suite reads real data (--data).
+func realSuite(name string) bool { return name == suiteNezha || name == suitePetShop }
+
+// runEvalReal runs a real-data suite.
+func runEvalReal(ctx context.Context, e *env, f evalFlags) error {
+	if f.suite == suitePetShop {
+		return runEvalPetShop(ctx, e, f.data, f.asJSON)
+	}
+	return runEvalNezha(ctx, e, f.data, f.asJSON)
+}
+
+// diagnoseText diagnoses OpenMetrics text as `vigil diagnose --input`
+// does: at its own interval when that is coarser than the default step.
+func diagnoseText(ctx context.Context, e *env, logger *slog.Logger, input []byte, at time.Time, window time.Duration, entityLabel string) (*diagnose.Report, error) {
+	f, err := fileimport.Read("case", bytes.NewReader(input), fileimport.DefaultOptions(e.now()))
+	if err != nil {
+		return nil, err
+	}
+	src, err := fileimport.OpenTemp(ctx, []*fileimport.File{f}, e.now, logger)
+	if err != nil {
+		return nil, err
+	}
+	step := diagnose.DefaultStep
+	if iv := src.Interval(); iv > step && iv <= window {
+		step = iv
+	}
+	eng, err := diagnose.New(diagnose.Options{Window: window, Step: step, EntityLabel: entityLabel, Logger: logger})
+	if err != nil {
+		return nil, errors.Join(err, src.Close())
+	}
+	rep, err := eng.Diagnose(ctx, src, at)
+	return rep, errors.Join(err, src.Close())
+}
+
+// rankedBy returns the causes' values of label, best first, each once.
+func rankedBy(rep *diagnose.Report, label string) []string {
+	var out []string
+	for _, c := range rep.Causes {
+		if s := c.Entity[label]; s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// runEvalPetShop diagnoses every issue of the PetShop scenarios in dir and
+// prints the recall next to the naive and the published baselines.
+func runEvalPetShop(ctx context.Context, e *env, dir string, asJSON bool) error {
+	logger := e.loggerAtLeast(slog.LevelWarn).With("component", "eval")
+	diag := func(ctx context.Context, input []byte, at time.Time, window time.Duration) (petshop.Ranking, error) {
+		rep, err := diagnoseText(ctx, e, logger, input, at, window, petshop.EntityLabel)
+		if err != nil {
+			return petshop.Ranking{}, err
+		}
+		rk := petshop.Ranking{Services: rankedBy(rep, petshop.EntityLabel)}
+		for _, c := range rep.Causes {
+			if c.Rank == 1 {
+				for _, ev := range c.Evidence {
+					rk.Walked = rk.Walked || ev.Signal == petshop.GraphSignal
+				}
+			}
+		}
+		return rk, nil
+	}
+	res, err := petshop.Run(ctx, dir, diag, e.stderr)
+	if err != nil {
+		return fmt.Errorf("eval: %w", err)
+	}
+	if asJSON {
+		return json.NewEncoder(e.stdout).Encode(struct {
+			Results []petshop.Result `json:"results"`
+		}{res})
+	}
+	fmt.Fprintf(e.stdout, "suite petshop: %d issues\n", len(res))
+	return petshop.WriteResults(e.stdout, res)
+}
 
 // nezhaReport is the JSON of the nezha suite.
 type nezhaReport struct {
@@ -30,31 +111,11 @@ type nezhaReport struct {
 func runEvalNezha(ctx context.Context, e *env, dir string, asJSON bool) error {
 	logger := e.loggerAtLeast(slog.LevelWarn).With("component", "eval")
 	diag := func(ctx context.Context, input []byte, c nezha.Case) ([]string, error) {
-		f, err := fileimport.Read("case", bytes.NewReader(input), fileimport.DefaultOptions(e.now()))
+		rep, err := diagnoseText(ctx, e, logger, input, c.At, c.Window, nezha.EntityLabel)
 		if err != nil {
 			return nil, err
 		}
-		files := []*fileimport.File{f}
-		src, err := fileimport.OpenTemp(ctx, files, e.now, logger)
-		if err != nil {
-			return nil, err
-		}
-		step := max(diagnose.DefaultStep, src.Interval())
-		eng, err := diagnose.New(diagnose.Options{Window: c.Window, Step: step, EntityLabel: nezha.EntityLabel, Logger: logger})
-		if err != nil {
-			return nil, errors.Join(err, src.Close())
-		}
-		rep, err := eng.Diagnose(ctx, src, c.At)
-		if err = errors.Join(err, src.Close()); err != nil {
-			return nil, err
-		}
-		var out []string
-		for _, cause := range rep.Causes {
-			if s := cause.Entity[nezha.EntityLabel]; s != "" && !slices.Contains(out, s) {
-				out = append(out, s)
-			}
-		}
-		return out, nil
+		return rankedBy(rep, nezha.EntityLabel), nil
 	}
 	start := time.Now()
 	res, notes, err := nezha.Run(ctx, dir, diag, e.stderr)

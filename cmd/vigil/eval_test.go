@@ -29,7 +29,8 @@ func TestEvalUsage(t *testing.T) {
 	requireUsage(t, runVigil(t, "", "eval", "--duration", "10s"), "--duration")
 	requireUsage(t, runVigil(t, "", "eval", "extra"), "unknown command")
 	requireUsage(t, runVigil(t, "", "eval", "--suite", "nezha"), "--suite nezha needs --data DIR")
-	requireUsage(t, runVigil(t, "", "eval", "--data", "x"), "--data goes with --suite nezha")
+	requireUsage(t, runVigil(t, "", "eval", "--data", "x"), "--data goes with --suite nezha or petshop")
+	requireUsage(t, runVigil(t, "", "eval", "--suite", "petshop"), "--suite petshop needs --data DIR")
 	requireUsage(t, runVigil(t, "", "eval", "--suite", "nezha", "--data", "x", "--check"), "no bars to --check")
 }
 

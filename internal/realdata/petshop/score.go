@@ -18,6 +18,13 @@ import (
 // entityLabel is the label the converted series name their node by.
 const entityLabel = "service"
 
+// EntityLabel is entityLabel, for `vigil diagnose --entity-label`.
+const EntityLabel = entityLabel
+
+// GraphSignal is the evidence the service-graph walk adds to the cause it
+// moves first.
+const GraphSignal = graphSignal
+
 // baselineFigure is the published traversal baseline's top-1 recall on
 // the data set, as the issue quotes it.
 const baselineFigure = "traversal top-1 57–83% (issue 8)"
@@ -41,18 +48,145 @@ func (r result) inTopK(k int) bool {
 	return slices.Contains(r.ranked[:min(k, len(r.ranked))], r.truth)
 }
 
+// mark says where the truth ranks: top1, top3 or miss.
+func (r result) mark() string {
+	switch {
+	case r.inTopK(1):
+		return "top1"
+	case r.inTopK(3):
+		return "top3"
+	}
+	return "miss"
+}
+
 // naiveTopK is inTopK of the naive baseline.
 func (r result) naiveTopK(k int) bool {
 	return slices.Contains(r.naive[:min(k, len(r.naive))], r.truth)
 }
 
-// runner runs `vigil diagnose` on converted issues.
-type runner struct {
-	bin  string
-	dir  string // for the converted files
-	conv convertOptions
-	// keep keeps each converted file (else it is removed after its run).
-	keep bool
+// Result is one issue's outcome as `vigil eval --suite petshop --json`
+// writes it.
+type Result struct {
+	Scenario string   `json:"scenario"`
+	Split    string   `json:"split"`
+	Issue    string   `json:"issue"`
+	Truth    string   `json:"truth"`
+	Ranked   []string `json:"ranked"`
+	Naive    []string `json:"naive"`
+	Walked   bool     `json:"walked"`
+	Seconds  float64  `json:"seconds"`
+}
+
+func (r result) export() Result {
+	return Result{Scenario: r.scenario, Split: r.split, Issue: r.issue, Truth: r.truth, Ranked: r.ranked, Naive: r.naive, Walked: r.walked, Seconds: r.took.Seconds()}
+}
+
+func (r Result) internal() result {
+	return result{scenario: r.Scenario, split: r.Split, issue: r.Issue, truth: r.Truth, ranked: r.Ranked, naive: r.Naive, walked: r.Walked,
+		took: time.Duration(r.Seconds * float64(time.Second))}
+}
+
+func internalResults(rs []Result) []result {
+	out := make([]result, len(rs))
+	for i, r := range rs {
+		out[i] = r.internal()
+	}
+	return out
+}
+
+// Ranking is what a diagnosis of an issue gave: the causes' services,
+// best first, each once, and whether the service-graph walk led to the
+// first.
+type Ranking struct {
+	Services []string
+	Walked   bool
+}
+
+// DiagnoseFunc diagnoses an issue written as OpenMetrics text at at,
+// looking window back.
+type DiagnoseFunc func(ctx context.Context, input []byte, at time.Time, window time.Duration) (Ranking, error)
+
+// Run diagnoses every issue of the scenarios under dir (the data set's
+// dataset directory, or one scenario's) and scores them as the data set's
+// in_top_k does, next to the naive baseline.
+func Run(ctx context.Context, dir string, diag DiagnoseFunc, progress io.Writer) ([]Result, error) {
+	rs, err := run(ctx, dir, convertOptions{}, diag, progress)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, len(rs))
+	for i, r := range rs {
+		out[i] = r.export()
+	}
+	return out, nil
+}
+
+func run(ctx context.Context, dir string, conv convertOptions, diag DiagnoseFunc, progress io.Writer) ([]result, error) {
+	paths, err := findScenarios(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []result
+	for _, p := range paths {
+		sc, err := loadScenario(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, is := range sc.issues {
+			res := result{scenario: sc.name, split: is.split, issue: is.name, truth: is.target.RootCause.Node}
+			var buf bytes.Buffer
+			cv, err := convertIssue(&buf, sc, is, conv)
+			if err != nil {
+				return nil, fmt.Errorf("scenario %s: %w", sc.name, err)
+			}
+			began := time.Now()
+			rk, err := diag(ctx, buf.Bytes(), time.Unix(cv.at, 0).UTC(), cv.window)
+			if err != nil {
+				return nil, fmt.Errorf("diagnose %s/%s/%s: %w", sc.name, is.split, is.name, err)
+			}
+			res.took = time.Since(began)
+			res.ranked, res.walked = rk.Services, rk.Walked
+			hist := conv.history
+			if hist <= 0 {
+				hist = defaultHistory
+			}
+			res.naive = naiveRank(sc, is, int64(hist/time.Second))
+			if progress != nil {
+				fmt.Fprintf(progress, "petshop: %s/%s/%s: %s\n", sc.name, is.split, is.name, res.mark())
+			}
+			out = append(out, res)
+		}
+	}
+	return out, nil
+}
+
+// WriteResults prints the table per scenario and split, then each issue.
+func WriteResults(w io.Writer, results []Result) error {
+	rs := internalResults(results)
+	if err := writeTable(w, rs); err != nil {
+		return err
+	}
+	return writeCases(w, rs)
+}
+
+// execDiagnose is a DiagnoseFunc that writes each issue to a file in dir
+// and runs `vigil diagnose` (the binary bin) on it, as a user would.
+func execDiagnose(bin, dir string) DiagnoseFunc {
+	n := 0
+	return func(ctx context.Context, input []byte, at time.Time, window time.Duration) (Ranking, error) {
+		n++
+		path := filepath.Join(dir, fmt.Sprintf("issue-%d.om", n))
+		if err := os.WriteFile(path, input, 0o644); err != nil {
+			return Ranking{}, err
+		}
+		defer os.Remove(path)
+		rep, err := runDiagnose(ctx, bin, []string{"diagnose", "--input", path, "--entity-label", entityLabel, "--step", step.String(),
+			"--window", window.String(), "--at", strconv.FormatInt(at.Unix(), 10), "--json"})
+		if err != nil {
+			return Ranking{}, err
+		}
+		return Ranking{Services: rankedServices(rep), Walked: walked(rep)}, nil
+	}
 }
 
 // diagnoseReport is the part of `vigil diagnose --json` the scorer reads.
@@ -87,55 +221,6 @@ func walked(rep *diagnoseReport) bool {
 		}
 	}
 	return false
-}
-
-// runScenario runs every issue of sc.
-func (r *runner) runScenario(ctx context.Context, sc *scenario) ([]result, error) {
-	out := make([]result, 0, len(sc.issues))
-	for _, is := range sc.issues {
-		res, err := r.runIssue(ctx, sc, is)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, res)
-	}
-	return out, nil
-}
-
-// runIssue converts one issue, runs the binary on it and reads its
-// ranking.
-func (r *runner) runIssue(ctx context.Context, sc *scenario, is *issue) (result, error) {
-	res := result{scenario: sc.name, split: is.split, issue: is.name, truth: is.target.RootCause.Node}
-	path := filepath.Join(r.dir, fmt.Sprintf("%s-%s-%s.om", sc.name, is.split, is.name))
-	fh, err := os.Create(path)
-	if err != nil {
-		return res, fmt.Errorf("convert %s/%s/%s: %w", sc.name, is.split, is.name, err)
-	}
-	cv, err := convertIssue(fh, sc, is, r.conv)
-	if cerr := fh.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("close %s: %w", path, cerr)
-	}
-	if err != nil {
-		return res, fmt.Errorf("scenario %s: %w", sc.name, err)
-	}
-	if !r.keep {
-		defer os.Remove(path)
-	}
-	args := []string{"diagnose", "--input", path, "--entity-label", entityLabel, "--step", step.String(),
-		"--window", cv.window.String(), "--at", strconv.FormatInt(cv.at, 10), "--json"}
-	began := time.Now()
-	rep, err := runDiagnose(ctx, r.bin, args)
-	res.took = time.Since(began)
-	if err != nil {
-		return res, fmt.Errorf("diagnose %s/%s/%s: %w", sc.name, is.split, is.name, err)
-	}
-	res.ranked, res.walked = rankedServices(rep), walked(rep)
-	hist := r.conv.history
-	if hist <= 0 {
-		hist = defaultHistory
-	}
-	res.naive = naiveRank(sc, is, int64(hist/time.Second))
-	return res, nil
 }
 
 // runDiagnose runs the binary and decodes its one JSON object.
@@ -268,13 +353,7 @@ func writeTable(w io.Writer, results []result) error {
 // writeCases prints each issue's truth and Vigil's first three.
 func writeCases(w io.Writer, results []result) error {
 	for _, r := range results {
-		mark := "miss"
-		switch {
-		case r.inTopK(1):
-			mark = "top1"
-		case r.inTopK(3):
-			mark = "top3"
-		}
+		mark := r.mark()
 		if r.walked {
 			mark += " walked"
 		}

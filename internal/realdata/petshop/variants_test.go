@@ -32,7 +32,7 @@ func mildIssues() []synthIssue {
 // asserts nothing and runs only where VIGIL_PETSHOP_VARIANTS is set
 // (about four minutes on two cores).
 //
-//	VIGIL_PETSHOP_VARIANTS=1 go test ./test/petshop -run Variants -v -timeout 30m
+//	VIGIL_PETSHOP_VARIANTS=1 go test ./internal/realdata/petshop -run Variants -v -timeout 30m
 func TestPetShopSyntheticVariants(t *testing.T) {
 	if os.Getenv("VIGIL_PETSHOP_VARIANTS") == "" {
 		t.Skip("VIGIL_PETSHOP_VARIANTS is not set (a measurement, not a check)")

@@ -1,7 +1,10 @@
 package petshop
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -12,23 +15,31 @@ import (
 	"github.com/vigil-obs/vigil/internal/peertest"
 )
 
-// runAll loads every scenario under dir and runs the binary on each issue.
+// runAll loads every scenario under dir and runs the binary's `vigil
+// diagnose` on each issue, converted with conv.
 func runAll(t *testing.T, dir string, conv convertOptions) []result {
 	t.Helper()
 	bin, err := peertest.BuildVigil()
 	require.NoError(t, err)
-	paths, err := findScenarios(dir)
+	all, err := run(t.Context(), dir, conv, execDiagnose(bin, t.TempDir()), nil)
 	require.NoError(t, err)
-	r := &runner{bin: bin, dir: t.TempDir(), conv: conv}
-	var all []result
-	for _, p := range paths {
-		sc, err := loadScenario(p)
-		require.NoError(t, err)
-		res, err := r.runScenario(t.Context(), sc)
-		require.NoError(t, err)
-		all = append(all, res...)
-	}
 	return all
+}
+
+// evalAll runs the binary's `vigil eval --suite petshop --data dir --json`.
+func evalAll(t *testing.T, dir string) []result {
+	t.Helper()
+	bin, err := peertest.BuildVigil()
+	require.NoError(t, err)
+	cmd := exec.CommandContext(t.Context(), bin, "eval", "--suite", "petshop", "--data", dir, "--json")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	var rep struct {
+		Results []Result `json:"results"`
+	}
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &rep))
+	return internalResults(rep.Results)
 }
 
 // table is the results' table and cases as text.
@@ -64,7 +75,7 @@ func count(results []result, ok func(result) bool) int {
 func TestPetShopSynthetic(t *testing.T) {
 	dir := t.TempDir()
 	writeSynthetic(t, dir, 1, synthIssues)
-	results := runAll(t, dir, convertOptions{})
+	results := evalAll(t, dir)
 	t.Log("\n" + table(t, results))
 	require.Len(t, results, len(synthIssues))
 
@@ -91,18 +102,18 @@ func TestPetShopSynthetic(t *testing.T) {
 // it is there (CI has it), and logs the table; it fails only on harness
 // errors: the figures are reported, not barred.
 //
-//	VIGIL_PETSHOP_DIR=/path/to/petshop-root-cause-analysis/dataset go test ./test/petshop -run DataSet -v -timeout 1h
+//	VIGIL_PETSHOP_DIR=/path/to/petshop-root-cause-analysis/dataset go test ./internal/realdata/petshop -run DataSet -v -timeout 1h
 func TestPetShopDataSet(t *testing.T) {
 	dir := os.Getenv("VIGIL_PETSHOP_DIR")
 	if dir == "" {
 		_, file, _, _ := runtime.Caller(0)
-		shared := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "realdata", "petshop")
+		shared := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "realdata", "petshop")
 		if _, err := os.Stat(shared); err != nil {
 			t.Skip("VIGIL_PETSHOP_DIR is not set (the PetShop data set's dataset directory) and ../shared/realdata/petshop is absent")
 		}
 		dir = shared
 	}
-	results := runAll(t, dir, convertOptions{})
+	results := evalAll(t, dir)
 	require.NotEmpty(t, results)
 	t.Log("\n" + table(t, results))
 }

@@ -13,7 +13,8 @@
 // Run it on the real data:
 //
 //	git clone https://github.com/amazon-science/petshop-root-cause-analysis
-//	VIGIL_PETSHOP_DIR=/path/to/petshop-root-cause-analysis/dataset go test ./test/petshop -run DataSet -v -timeout 1h
+//	vigil eval --suite petshop --data petshop-root-cause-analysis/dataset
+//	VIGIL_PETSHOP_DIR=/path/to/petshop-root-cause-analysis/dataset go test ./internal/realdata/petshop -run DataSet -v -timeout 1h
 //
 // VIGIL_PETSHOP_DIR may also name one scenario's directory. The test logs
 // the table and each issue's ground truth against Vigil's first three; it
@@ -114,5 +115,8 @@
 // at top-1, no empty answer, and a top-1 that collapses when each issue's
 // ground truth is swapped for the next one's.
 //
-// The package has no exported API; it is a test harness.
+// Run, behind `vigil eval --suite petshop --data DIR`, diagnoses each
+// issue in the process with the engine as `vigil diagnose --input` would;
+// the package's tests run the real binary on the synthetic set and, when
+// it is there, on ../shared/realdata/petshop.
 package petshop
