@@ -24,6 +24,12 @@ type CaseOptions struct {
 	// template (LogTemplate) in the whole minute before the row's (none
 	// when the day has no logs).
 	Logs bool
+	// Graph adds the calls between services (Day.Edges) as the
+	// OpenTelemetry servicegraph connector's series: per call and row, the
+	// server's requests in that minute (its PodWorkload(Ops) × 60, 1 where
+	// it has none) as traces_service_graph_request_total, and the call's
+	// latency times them as traces_service_graph_request_server_seconds.
+	Graph bool
 }
 
 func (o CaseOptions) withDefaults() CaseOptions {
@@ -113,12 +119,90 @@ func (d *Day) WriteCase(w io.Writer, i int, o CaseOptions) (Case, error) {
 			}
 		}
 	}
+	if o.Graph && d.Edges != nil {
+		series, samples := d.writeGraph(bw, from, to)
+		c.Series, c.Samples = c.Series+series, c.Samples+samples
+	}
 	if o.Logs && d.Logs != nil {
 		series, samples := d.writeLogs(bw, from, to)
 		c.Series, c.Samples = c.Series+series, c.Samples+samples
 	}
 	bw.WriteString("# EOF\n")
 	return c, bw.Flush()
+}
+
+// workloadColumn is a pod's requests per second.
+const workloadColumn = "PodWorkload(Ops)"
+
+// writeGraph writes the calls of the case's rows (CaseOptions.Graph) and
+// returns how many series and samples it wrote.
+func (d *Day) writeGraph(bw *bufio.Writer, from, to time.Time) (series, samples int) {
+	type edgeRows struct {
+		head             string
+		ts               []time.Time
+		reqs, sum, count []float64
+	}
+	var edges []edgeRows
+	for _, e := range d.Edges {
+		var ops []float64
+		var opsAt []time.Time
+		for _, p := range d.Pods {
+			if p.Service == e.Server {
+				ops, opsAt = p.Columns[workloadColumn], p.Times
+				break
+			}
+		}
+		er := edgeRows{head: `{client="` + openmetrics.EscapeLabelValue(e.Client) + `",server="` + openmetrics.EscapeLabelValue(e.Server) + `"`}
+		var cr, cs, cc float64
+		k := 0
+		for i, t := range e.Times {
+			if t.Before(from) || t.After(to) {
+				continue
+			}
+			n := 1.0
+			for k < len(opsAt) && opsAt[k].Before(t.Add(-30*time.Second)) {
+				k++
+			}
+			if k < len(ops) && opsAt[k].Sub(t).Abs() <= 30*time.Second && ops[k] > 0 {
+				n = ops[k] * 60
+			}
+			cr += n
+			if l := e.Latency[i]; !math.IsNaN(l) && l >= 0 {
+				cs += l * n
+				cc += n
+			}
+			er.ts = append(er.ts, t)
+			er.reqs, er.sum, er.count = append(er.reqs, cr), append(er.sum, cs), append(er.count, cc)
+		}
+		if len(er.ts) > 0 {
+			edges = append(edges, er)
+		}
+	}
+	var buf []byte
+	put := func(name, lbls string, ts []time.Time, vals []float64) {
+		for i, t := range ts {
+			buf = append(buf[:0], name...)
+			buf = append(buf, lbls...)
+			buf = openmetrics.AppendValue(buf, vals[i])
+			buf = append(buf, ' ')
+			buf = openmetrics.AppendSeconds(buf, t.UnixMilli())
+			buf = append(buf, '\n')
+			_, _ = bw.Write(buf)
+			samples++
+		}
+		series++
+	}
+	fmt.Fprintf(bw, "# TYPE traces_service_graph_request counter\n")
+	for _, e := range edges {
+		put("traces_service_graph_request_total", e.head+"} ", e.ts, e.reqs)
+	}
+	fmt.Fprintf(bw, "# TYPE traces_service_graph_request_server_seconds histogram\n")
+	for _, e := range edges {
+		put("traces_service_graph_request_server_seconds_bucket", e.head+`,le="+Inf"} `, e.ts, e.count)
+		put("traces_service_graph_request_server_seconds_sum", e.head+"} ", e.ts, e.sum)
+		put("traces_service_graph_request_server_seconds_count", e.head+"} ", e.ts, e.count)
+	}
+	return series, samples
 }
 
 // writeLogs writes the log-line counts of the case's rows (CaseOptions.Logs)

@@ -14,9 +14,10 @@
 // rate, and columns of the pod's node (NodeCpuUsageRate(%), ...) that every
 // pod on that node shares; and, where the day has them (Train Ticket),
 // log/*.csv, the containers' log lines, counted per pod, minute and
-// template (the level and the source location that wrote the line). The
-// other files (front_service.csv, destination_*.csv, dependency.csv,
-// traces) are not read yet.
+// template (the level and the source location that wrote the line); and,
+// where the day has it (Online Boutique), metric/destination_50.csv, each
+// call's median latency a minute, for the service graph. The other files
+// (front_service.csv, dependency.csv, the traces) are not read yet.
 //
 // # Quirks, handled and reported (Day.Notes)
 //

@@ -41,6 +41,10 @@ type Day struct {
 	Name   string
 	Faults []Fault
 	Pods   []*Pod
+	// Edges are the calls between services with their latency each minute
+	// (metric/destination_50.csv, Online Boutique); nil when the day has
+	// none.
+	Edges []*Edge
 	// Logs counts the day's log lines (log/*.csv) per pod, minute (Unix
 	// seconds / 60) and template (LogTemplate); nil when the day has none.
 	Logs map[string]map[int64]map[string]int
@@ -103,12 +107,71 @@ func Load(dir string) (*Day, error) {
 	if err := d.readLogs(filepath.Join(dir, "log")); err != nil {
 		return nil, err
 	}
+	if err := d.readEdges(filepath.Join(dir, "metric", "destination_50.csv")); err != nil {
+		return nil, err
+	}
 	for _, f := range d.Faults {
 		if d.Pod(f.Pod) == nil {
 			return nil, fmt.Errorf("%s: fault at %s injects pod %s, which has no metric file", lists[0], f.At.Format(time.DateTime), f.Pod)
 		}
 	}
 	return d, nil
+}
+
+// Edge is one call from a service to another, and its latency (the
+// median, seconds) at each row.
+type Edge struct {
+	Client, Server string
+	Times          []time.Time
+	Latency        []float64
+}
+
+// readEdges reads the per-call latencies of destination_50.csv: a Time
+// column and one column client_server per call.
+func (d *Day) readEdges(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if len(recs) < 2 {
+		return fmt.Errorf("%s: no rows", path)
+	}
+	head := recs[0]
+	tCol := slices.IndexFunc(head, func(h string) bool { return strings.EqualFold(h, "time") })
+	if tCol < 0 {
+		return fmt.Errorf("%s: the header has no time column", path)
+	}
+	for c, h := range head {
+		client, server, ok := strings.Cut(h, "_")
+		if c == tCol || !ok || strings.EqualFold(h, "timestamp") {
+			continue
+		}
+		e := &Edge{Client: client, Server: server}
+		for i, rec := range recs[1:] {
+			t, err := parseTime(rec[tCol])
+			if err != nil {
+				return fmt.Errorf("%s:%d: time: %w", path, i+2, err)
+			}
+			v := math.NaN()
+			if s := strings.TrimSpace(rec[c]); s != "" {
+				if v, err = strconv.ParseFloat(s, 64); err != nil {
+					return fmt.Errorf("%s:%d: %s: %q is not a number", path, i+2, h, s)
+				}
+			}
+			e.Times = append(e.Times, t)
+			e.Latency = append(e.Latency, v)
+		}
+		d.Edges = append(d.Edges, e)
+	}
+	return nil
 }
 
 // successColumn is the success rate, 0 throughout the data set.

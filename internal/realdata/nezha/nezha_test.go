@@ -186,3 +186,33 @@ func TestLogs(t *testing.T) {
 	require.Equal(t, "INFO t.s.TravelServiceImpl#532", nezha.LogTemplate("16:42:22.382 INFO  t.s.TravelServiceImpl#532 TraceID: x"))
 	require.Equal(t, "WARN", nezha.LogTemplate("16:42:22.382 WARN  something"))
 }
+
+// TestGraph: destination_50.csv's calls become servicegraph series, the
+// server's requests each minute behind each call's latency.
+func TestGraph(t *testing.T) {
+	dir := writeDay(t, 4, 12, 20, 28)
+	var b strings.Builder
+	b.WriteString("time,timestamp,frontend_cartservice,cartservice_frontend\n")
+	start := time.Date(2024, 5, 1, 10, 0, 19, 900_000_000, time.UTC)
+	for i := range 240 {
+		ts := start.Add(time.Duration(i) * time.Minute)
+		fmt.Fprintf(&b, "%s m=+1.0,%d,0.004,\n", ts.Format("2006-01-02 15:04:05.999999999 -0700 MST"), ts.Unix())
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "metric", "destination_50.csv"), []byte(b.String()), 0o644))
+	d, err := nezha.Load(dir)
+	require.NoError(t, err)
+	require.Len(t, d.Edges, 2)
+	require.Equal(t, "cartservice", d.Edges[0].Server)
+
+	var buf bytes.Buffer
+	c, err := d.WriteCase(&buf, 1, nezha.CaseOptions{Graph: true})
+	require.NoError(t, err)
+	out := buf.String()
+	require.Contains(t, out, `traces_service_graph_request_total{client="frontend",server="cartservice"} 1 `, "no workload column: one request a minute")
+	require.Contains(t, out, `traces_service_graph_request_server_seconds_sum{client="frontend",server="cartservice"} 0.008 `)
+	require.Contains(t, out, `traces_service_graph_request_total{client="cartservice",server="frontend"} 8 `, "no latency: requests still count")
+	f, err := fileimport.Read("case.om", &buf, fileimport.DefaultOptions(time.Now()))
+	require.NoError(t, err, "vigil diagnose reads it")
+	require.Positive(t, c.Series)
+	require.Greater(t, f.Series, 2*4)
+}

@@ -44,11 +44,13 @@ type DiagnoseFunc func(ctx context.Context, input []byte, c Case) ([]string, err
 const (
 	DataMetrics = "metrics"
 	DataLogs    = "metrics+logs"
+	DataGraph   = "metrics+graph"
 )
 
 // Run diagnoses every fault of the days in dir (a day directory, or a
 // directory of them): metrics alone, and with the logs where the day has
-// them. It returns the results and the days' notes.
+// them, and with the calls between services where it has those. It
+// returns the results and the days' notes.
 func Run(ctx context.Context, dir string, diag DiagnoseFunc, progress io.Writer) ([]Result, []string, error) {
 	days, err := dayDirs(dir)
 	if err != nil {
@@ -68,10 +70,13 @@ func Run(ctx context.Context, dir string, diag DiagnoseFunc, progress io.Writer)
 		if d.Logs != nil {
 			data = append(data, DataLogs)
 		}
+		if d.Edges != nil {
+			data = append(data, DataGraph)
+		}
 		for _, kind := range data {
 			for i, f := range d.Faults {
 				var b strings.Builder
-				c, err := d.WriteCase(&b, i, CaseOptions{Logs: kind == DataLogs})
+				c, err := d.WriteCase(&b, i, CaseOptions{Logs: kind == DataLogs, Graph: kind == DataGraph})
 				if err != nil {
 					return nil, nil, err
 				}
