@@ -10,9 +10,9 @@
 // fault type, next to a naive baseline: the service whose series moved
 // most, in robust spreads of the minutes before the injection (the largest
 // over its columns of |median after − median before| / MAD before, with a
-// floor of 1 % of the median). A day with logs is scored twice: metrics
-// alone, and metrics with its log lines as per-minute counts of each
-// template. Nezha itself, which also
+// floor of 1 % of the median). A day is scored on its metrics alone, and
+// again with its logs (per-minute counts of each template) or its calls'
+// latencies (servicegraph series) where it has them. Nezha itself, which also
 // reads traces and logs, reports service-level AS@1 0.93 (Online
 // Boutique) and 0.87 (Train Ticket). The test fails only when the harness
 // does (a file it cannot read, a binary that exits non-zero).
