@@ -94,6 +94,22 @@ func NewBaselineMAD(xs []float64, f Floor) Baseline {
 	return Baseline{Median: med, Scale: f.scale(madToSigma*medianDeviation(s, med), med), N: len(s)}
 }
 
+// NewBaselineMADInPlace is NewBaselineMAD on a scratch slice it sorts in
+// place: for hot loops that build the values afresh each step. xs must
+// hold no NaN.
+func NewBaselineMADInPlace(xs []float64, f Floor) Baseline {
+	if len(xs) == 0 {
+		return Baseline{Median: math.NaN(), Scale: f.scale(math.NaN(), math.NaN()), N: 0}
+	}
+	slices.Sort(xs)
+	med := quantileSorted(xs, 0.5)
+	return Baseline{Median: med, Scale: f.scale(madToSigma*medianDeviation(xs, med), med), N: len(xs)}
+}
+
+// MedianInPlace is Median on a scratch slice it reorders (a selection, no
+// sort); xs must hold no NaN.
+func MedianInPlace(xs []float64) float64 { return medianInPlace(xs) }
+
 // medianDeviation returns the median of |x - med| over s, sorted
 // ascending: the deviations below med and above it are two sorted runs,
 // merged up to the middle (linear, no second sort).

@@ -146,6 +146,22 @@ func TestMedianInPlace(t *testing.T) {
 	}
 }
 
+// TestInPlace: the in-place forms agree with the copying ones.
+func TestInPlace(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 0))
+	require.True(t, math.IsNaN(MedianInPlace(nil)))
+	require.True(t, math.IsNaN(NewBaselineMADInPlace(nil, Floor{}).Median))
+	for range 300 {
+		xs := make([]float64, 1+r.IntN(40))
+		for i := range xs {
+			xs[i] = float64(r.IntN(6)) + r.NormFloat64()*float64(r.IntN(2))
+		}
+		require.Equal(t, Median(xs), MedianInPlace(slices.Clone(xs)), "%v", xs)
+		f := Floor{Rel: 0.01, Abs: 1e-9}
+		require.Equal(t, NewBaselineMAD(xs, f), NewBaselineMADInPlace(slices.Clone(xs), f), "%v", xs)
+	}
+}
+
 func TestNewBaselineMAD(t *testing.T) {
 	// A quarter of the values far off: the IQR scale takes them in, the
 	// MAD's does not.

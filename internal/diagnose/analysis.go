@@ -360,7 +360,7 @@ func medianAcross(rows []*row, n int) []float64 {
 				buf = append(buf, x)
 			}
 		}
-		out[i] = detect.Median(buf)
+		out[i] = detect.MedianInPlace(buf)
 	}
 	return out
 }

@@ -334,7 +334,7 @@ func spreadAcross(rows []*row, n int, working []bool, floor float64) float64 {
 			}
 		}
 		if len(vals) >= 3 {
-			scales = append(scales, detect.NewBaselineMAD(vals, detect.Floor{}).Scale)
+			scales = append(scales, detect.NewBaselineMADInPlace(vals, detect.Floor{}).Scale)
 		}
 	}
 	if s := detect.Median(scales); s > floor {

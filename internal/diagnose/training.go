@@ -565,7 +565,7 @@ func peerDeviationsOf(rows []*row, keys []string, n int, thr float64, floor dete
 		}
 		// The MAD's scale: a node of a four-node job is a quarter of its
 		// GPUs, the IQR's breakdown point.
-		b := detect.NewBaselineMAD(vals, floor)
+		b := detect.NewBaselineMADInPlace(vals, floor)
 		for k, r := range rows {
 			z[k][i], ratio[k][i] = math.NaN(), math.NaN()
 			if r == nil || len(vals) < 3 || math.IsNaN(r.v[i]) {
