@@ -46,3 +46,16 @@ func TestSidedBaseline(t *testing.T) {
 	require.Equal(t, p.Baseline.Z(20), p.Z(20), "no tail beyond the middle's spread")
 	require.Equal(t, p.Baseline.Z(0), p.Z(0))
 }
+
+// TestLikeliestChangeLeavesRoom: in a short window the fallback onset
+// leaves three readings before it and two after, even when the series
+// change at their last reading.
+func TestLikeliestChangeLeavesRoom(t *testing.T) {
+	series := [][]float64{{1, 1, 1, 1, 1, 1, 1, 1, 9}, {2, 2.1, 2, 2.1, 2, 2.1, 2, 2.1, 7}}
+	at, ok := likeliestChange(series)
+	require.True(t, ok)
+	require.GreaterOrEqual(t, at, 3)
+	require.LessOrEqual(t, at, len(series[0])-3)
+	_, ok = likeliestChange([][]float64{{1, 2, 3, 4}})
+	require.False(t, ok, "no room at all")
+}

@@ -194,7 +194,8 @@ const maxFallbackSeries = 2000
 
 // likeliestChange is the step where the series' BOCPD change
 // probabilities sum highest, ignoring the first and last tenth of the
-// window (no room for a before and an after there).
+// window, and the first three steps and the last two (no room for a before
+// and an after there).
 func likeliestChange(series [][]float64) (int, bool) {
 	if len(series) == 0 || len(series) > maxFallbackSeries {
 		return 0, false
@@ -208,9 +209,11 @@ func likeliestChange(series [][]float64) (int, bool) {
 			}
 		}
 	}
-	lo, hi := n/10, n-n/10
+	// Three readings before (a level to judge by), two after (a deviation
+	// that holds two steps), at least.
+	lo, hi := max(n/10, 3), n-max(n/10, 2)
 	best := -1
-	for i := max(lo, 3); i < hi; i++ {
+	for i := lo; i < hi; i++ {
 		if best < 0 || sum[i] > sum[best] {
 			best = i
 		}
