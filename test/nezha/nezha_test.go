@@ -54,3 +54,28 @@ func TestNezhaDays(t *testing.T) {
 	}
 	t.Logf("%d faults in %s\n%s", len(rep.Results), time.Since(start).Round(time.Second), b.String())
 }
+
+// BenchmarkNezhaEval times `vigil eval --suite nezha` on the shared days:
+// seconds per case, the binary's start-up and the reading of the days
+// included.
+func BenchmarkNezhaEval(b *testing.B) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "realdata", "nezha")
+	if days, _ := filepath.Glob(filepath.Join(root, "20*")); len(days) == 0 {
+		b.Skipf("no Nezha day under %s", root)
+	}
+	bin, err := peertest.BuildVigil()
+	require.NoError(b, err)
+	cases := 0
+	start := time.Now()
+	for b.Loop() {
+		out, err := exec.CommandContext(b.Context(), bin, "eval", "--suite", "nezha", "--data", root, "--json").Output()
+		require.NoError(b, err)
+		var rep struct {
+			Results []nezha.Result `json:"results"`
+		}
+		require.NoError(b, json.Unmarshal(out, &rep))
+		cases += len(rep.Results)
+	}
+	b.ReportMetric(time.Since(start).Seconds()/float64(cases), "s/case")
+}

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -116,4 +117,29 @@ func TestPetShopDataSet(t *testing.T) {
 	results := evalAll(t, dir)
 	require.NotEmpty(t, results)
 	t.Log("\n" + table(t, results))
+}
+
+// BenchmarkPetShopEval times `vigil eval --suite petshop` on the shared
+// data set: seconds per issue, the binary's start-up and the reading of
+// the scenarios included.
+func BenchmarkPetShopEval(b *testing.B) {
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "realdata", "petshop")
+	if _, err := os.Stat(dir); err != nil {
+		b.Skipf("%s is not here", dir)
+	}
+	bin, err := peertest.BuildVigil()
+	require.NoError(b, err)
+	issues := 0
+	start := time.Now()
+	for b.Loop() {
+		out, err := exec.CommandContext(b.Context(), bin, "eval", "--suite", "petshop", "--data", dir, "--json").Output()
+		require.NoError(b, err)
+		var rep struct {
+			Results []Result `json:"results"`
+		}
+		require.NoError(b, json.Unmarshal(out, &rep))
+		issues += len(rep.Results)
+	}
+	b.ReportMetric(time.Since(start).Seconds()/float64(issues), "s/issue")
 }
