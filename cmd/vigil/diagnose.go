@@ -110,11 +110,8 @@ func runDiagnose(ctx context.Context, e *env, f diagnoseFlags) error {
 	if err != nil {
 		return err
 	}
-	if iv, ok := src.(interface{ Interval() time.Duration }); ok && !f.stepSet && iv.Interval() > f.step && iv.Interval() <= f.window {
-		// Data sampled less often than the step (5-minute aggregates) read
-		// at the step would be gaps between readings: read it at its own
-		// interval.
-		opts.Step = iv.Interval()
+	if iv, ok := src.(interface{ Interval() time.Duration }); ok && !f.stepSet && stepFor(iv.Interval(), f.step, f.window) != f.step {
+		opts.Step = stepFor(iv.Interval(), f.step, f.window)
 		if eng, err = diagnose.New(opts); err != nil {
 			return errors.Join(usagef("diagnose: %v", err), closeSrc())
 		}
@@ -140,6 +137,16 @@ func runDiagnose(ctx context.Context, e *env, f diagnoseFlags) error {
 		return err
 	}
 	return bw.Flush()
+}
+
+// stepFor is the step to read data sampled every interval at: step, or
+// the interval when it is coarser (5-minute aggregates read every 30 s
+// would be gaps between readings) and the window still holds a step of it.
+func stepFor(interval, step, window time.Duration) time.Duration {
+	if interval > step && interval <= window {
+		return interval
+	}
+	return step
 }
 
 // isTerminal reports whether w is a terminal (colour only there).

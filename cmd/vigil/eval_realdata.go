@@ -44,10 +44,7 @@ func diagnoseText(ctx context.Context, e *env, logger *slog.Logger, input []byte
 	if err != nil {
 		return nil, err
 	}
-	step := diagnose.DefaultStep
-	if iv := src.Interval(); iv > step && iv <= window {
-		step = iv
-	}
+	step := stepFor(src.Interval(), diagnose.DefaultStep, window)
 	eng, err := diagnose.New(diagnose.Options{Window: window, Step: step, EntityLabel: entityLabel, Logger: logger})
 	if err != nil {
 		return nil, errors.Join(err, src.Close())
@@ -125,7 +122,7 @@ func runEvalNezha(ctx context.Context, e *env, dir string, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(e.stdout).Encode(nezhaReport{Results: res, Notes: notes})
 	}
-	fmt.Fprintf(e.stdout, "suite nezha: %d faults in %s (metrics, and metrics with log-template counts where the day has logs)\n", len(res), time.Since(start).Round(time.Second))
+	fmt.Fprintf(e.stdout, "suite nezha: %d faults in %s (metrics alone, then with the logs' template counts or the calls' latencies where the day has them)\n", len(res), time.Since(start).Round(time.Second))
 	for _, n := range notes {
 		fmt.Fprintf(e.stdout, "note: %s\n", n)
 	}
