@@ -53,6 +53,7 @@ fuzz:
 	$(GO) test ./internal/config -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/detect -run '^$$' -fuzz '^FuzzOnset$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/detect -run '^$$' -fuzz '^FuzzPeerZ$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/realdata/nezha -run '^$$' -fuzz '^FuzzLoad$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/detect -run '^$$' -fuzz '^FuzzChangeProb$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/drift -run '^$$' -fuzz '^FuzzReadCSV$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/drift -run '^$$' -fuzz '^FuzzCSVMatchesStdlib$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
