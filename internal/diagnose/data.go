@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -147,19 +148,19 @@ func (v *view) selectAligned(ctx context.Context, what string, ms ...*labels.Mat
 		}
 		it = s.Iterator(it)
 		// Walk the samples once: each sample is the latest for the steps
-		// from its own to the next sample's (or lookback after it).
+		// from its own to the next sample's (or lookback after it). i is
+		// the first step not yet passed, at ti; no division per sample.
 		var lastT int64 = math.MinInt64
 		lastV := math.NaN()
+		i, ti := 0, first
 		fill := func(uptoT int64) {
 			// Steps in [lastT, min(uptoT, lastT+lookback)) take lastV.
-			if lastT == math.MinInt64 || value.IsStaleNaN(lastV) {
-				return
+			if lastT != math.MinInt64 && !value.IsStaleNaN(lastV) {
+				for lim := min(uptoT, lastT+lbMs); i < v.n && ti < lim; i, ti = i+1, ti+stepMs {
+					vals[i] = lastV
+				}
 			}
-			lo := ceilDiv(lastT-first, stepMs)
-			hiT := min(uptoT-1, lastT+lbMs-1)
-			hi := floorDiv(hiT-first, stepMs)
-			for i := max(lo, 0); i <= hi && i < int64(v.n); i++ {
-				vals[i] = lastV
+			for ; i < v.n && ti < uptoT; i, ti = i+1, ti+stepMs {
 			}
 		}
 		for vt := it.Next(); vt != chunkenc.ValNone; vt = it.Next() {
@@ -185,16 +186,6 @@ func (v *view) selectAligned(ctx context.Context, what string, ms ...*labels.Mat
 	return out, nil
 }
 
-func floorDiv(a, b int64) int64 {
-	q := a / b
-	if (a%b != 0) && ((a < 0) != (b < 0)) {
-		q--
-	}
-	return q
-}
-
-func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
-
 // readMode says how a metric's series become rows.
 type readMode int
 
@@ -219,6 +210,9 @@ type spec struct {
 	scale float64
 	// blank turns DCGM's blank sentinels into NaN.
 	blank bool
+	// splits counts the source's labels below its entity (cpu, mode,
+	// xid, le, ...): each multiplies the series one entity has.
+	splits int
 }
 
 func (s spec) key() string {
@@ -255,8 +249,16 @@ func (v *view) read(ctx context.Context, s spec) (*table, error) {
 }
 
 // prefetch reads specs concurrently (a remote store answers each with a
-// round trip).
+// round trip), the likely largest first: reads run on fewer goroutines
+// than there are reads, and a large read started last runs alone while
+// the other cores idle (longest-processing-time-first scheduling).
 func (v *view) prefetch(ctx context.Context, specs []spec) error {
+	specs = slices.Clone(specs)
+	cost := make(map[string]float64, len(specs))
+	for _, s := range specs {
+		cost[s.key()] = v.seriesEstimate(s)
+	}
+	slices.SortStableFunc(specs, func(a, b spec) int { return cmp.Compare(cost[b.key()], cost[a.key()]) })
 	sem := make(chan struct{}, 4)
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup
@@ -277,6 +279,32 @@ func (v *view) prefetch(ctx context.Context, specs []spec) error {
 		}
 	}
 	return nil
+}
+
+// splitFactor is the order of magnitude of the values one label below the
+// entity takes (CPUs, modes, buckets, reasons): an estimate, used only to
+// order reads.
+const splitFactor = 8
+
+// seriesEstimate is about how many series s selects: its level's entities
+// in the topology, times splitFactor for each label below the entity.
+func (v *view) seriesEstimate(s spec) float64 {
+	n := 1
+	switch s.level {
+	case catalog.LevelNode:
+		n = len(v.topo.Nodes)
+	case catalog.LevelGPU, catalog.LevelGPUInstance:
+		n = 0
+		for _, nd := range v.topo.Nodes {
+			n += len(nd.GPUs)
+		}
+	case catalog.LevelPod, catalog.LevelContainer:
+		n = 0
+		for _, nd := range v.topo.Nodes {
+			n += len(nd.Pods)
+		}
+	}
+	return float64(max(n, 1)) * math.Pow(splitFactor, float64(s.splits))
 }
 
 // rows resolves raw series to entities and combines those of one row.
@@ -529,8 +557,12 @@ func (v *view) sigSpec(name string, keep ...string) (spec, bool) {
 		if t == catalog.Counter || t == catalog.Histogram || t == catalog.Summary {
 			mode = asIncrease
 		}
+		splits := len(src.Labels)
+		if t == catalog.Histogram {
+			splits++ // le
+		}
 		return spec{metric: metric, mode: mode, level: sig.Level, keep: keep, scale: src.Factor(),
-			blank: src.Vocabulary == catalog.DCGMExporter}, true
+			blank: src.Vocabulary == catalog.DCGMExporter, splits: splits}, true
 	}
 	return spec{}, false
 }
