@@ -29,9 +29,15 @@ type Consumer struct {
 	edges    map[edgeID]*edgeSeries
 	pending  map[edgeKey]*pendingEdge
 	expiries []expiry
-	keyBuf   []byte
+	// seen indexes the recent spans for the span tree (graph.go); seenExp
+	// is its expiry queue, oldest first.
+	seen    map[edgeKey]seenSpan
+	seenExp []expiry
+	keyBuf  []byte
 	// lastFlush is the clock's time at the last flush.
 	lastFlush time.Time
+	// dirty says a total changed since the last flush.
+	dirty bool
 
 	// flushMu serialises flushes, so each series' samples go in in order.
 	flushMu sync.Mutex
@@ -64,6 +70,7 @@ func New(cfg Config, app storage.AppendableV2, now func() time.Time, logger *slo
 		spans:   map[string]*spanSeries{},
 		edges:   map[edgeID]*edgeSeries{},
 		pending: map[edgeKey]*pendingEdge{},
+		seen:    map[edgeKey]seenSpan{},
 	}
 	c.lastFlush = now()
 	return c, nil
@@ -129,6 +136,7 @@ func (c *Consumer) observeSpan(sp ptrace.Span, service string, res pcommon.Map, 
 		s = c.newSpanSeries(&si, now)
 	}
 	s.calls++
+	c.dirty = true
 	if si.timeout {
 		s.timeouts++
 	}
@@ -178,6 +186,20 @@ func (c *Consumer) Run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// Settle ends the wait of every pending half as if EdgeWait had passed on
+// the clock, then flushes: for the end of a file of spans, after which no
+// other half can come.
+func (c *Consumer) Settle(ctx context.Context) error {
+	c.mu.Lock()
+	c.expireEdges(c.now().Add(time.Duration(c.cfg.EdgeWait)))
+	dirty := c.dirty
+	c.mu.Unlock()
+	if !dirty {
+		return nil
+	}
+	return c.Flush(ctx)
 }
 
 // SeriesCount reports how many span-metric series, service-graph edges and

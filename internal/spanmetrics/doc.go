@@ -67,6 +67,28 @@
 // server span without a parent becomes an edge from the virtual node
 // "user"; any other half is dropped and counted.
 //
+// Real instrumentations do not always record a call as such a pair, so
+// the graph also reads the span tree, as Jaeger's and Tempo's per-hop
+// views do. A span under a span of another service is a call from that
+// service when no client/server pair records it:
+//
+//   - a SERVER span whose parent is a SERVER, INTERNAL or unspecified
+//     span of another service (no CLIENT span in between);
+//   - a span of no call kind (INTERNAL, or no kind at all, as some
+//     tracers write every span) under a span of another service; under a
+//     CLIENT span of another service, it is that call's server half when
+//     no SERVER span answers it;
+//   - a CLIENT span that no server answers and that names no peer, under a
+//     span of another service: a dependency that records its calls under
+//     its own service name (connection_type "database" with db.system).
+//
+// Such a request has the callee's own duration on both sides and counts
+// as outcome "tree" in vigil_spanmetrics_service_graph_halves_total.
+// Spans of one service under each other are no call. The recent spans'
+// services are held for twice EdgeWait, at most MaxPendingEdges of them,
+// so a child placed after its parent, or its parent after it, is placed
+// either way.
+//
 // # Writing
 //
 // Totals are cumulative from the Consumer's creation, as the connectors'

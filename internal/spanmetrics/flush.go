@@ -64,6 +64,7 @@ func (c *Consumer) Flush(ctx context.Context) error {
 	c.mu.Lock()
 	c.expireEdges(now)
 	c.lastFlush = now
+	c.dirty = false
 	samples := c.snapshot()
 	nSpans, nEdges, nPending := len(c.spans), len(c.edges), len(c.pending)
 	c.mu.Unlock()

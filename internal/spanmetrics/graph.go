@@ -34,7 +34,8 @@ type edgeKey struct {
 	span  pcommon.SpanID
 }
 
-// pendingEdge is a request of which one half has been seen.
+// pendingEdge is a request of which one half has been seen, with the
+// spans of no call kind under the same span.
 type pendingEdge struct {
 	client, server       string
 	hasClient, hasServer bool
@@ -45,7 +46,35 @@ type pendingEdge struct {
 	peer string
 	// database is set when the client span calls a database.
 	database bool
-	expires  time.Time
+	// clientParent is the client span's parent: a client span that no
+	// server span answers, under a span of another service, is that
+	// service's call to the client span's own service (a dependency that
+	// records its calls as CLIENT spans under its own name).
+	clientParent pcommon.SpanID
+	// weak are the spans of no call kind (INTERNAL, UNSPECIFIED) whose
+	// parent is the key's span: each is a call when its service differs
+	// from its parent's.
+	weak    []weakHalf
+	expires time.Time
+}
+
+// weakHalf is a span of no call kind waiting to learn its parent's
+// service.
+type weakHalf struct {
+	service string
+	sec     float64
+	failed  bool
+}
+
+// maxWeak bounds the weak halves one span's pending entry holds.
+const maxWeak = 256
+
+// seenSpan is what the span tree needs of a recent span: its service, and
+// whether it is a call (CLIENT, PRODUCER), whose children pair with it.
+type seenSpan struct {
+	service string
+	call    bool
+	expires time.Time
 }
 
 // expiry is an entry of the queue of pending halves, oldest first.
@@ -67,25 +96,45 @@ type edgeID struct {
 	client, server, connType string
 }
 
-// observeGraphSpan adds a client or server span to the pending requests
-// and records the request once both halves are in; spans of other kinds
-// are no part of the graph.
+// observeGraphSpan adds a span to the service graph: a client or server
+// span to the pending requests, recorded once both halves are in; a span
+// of no call kind to the span tree, where it is a call when its parent is
+// another service's.
 func (c *Consumer) observeGraphSpan(sp ptrace.Span, service string, res pcommon.Map, now time.Time) {
 	var key edgeKey
 	client := false
 	conn := connNone
-	switch sp.Kind() {
+	kind := sp.Kind()
+	self := edgeKey{sp.TraceID(), sp.SpanID()}
+	call := kind == ptrace.SpanKindClient || kind == ptrace.SpanKindProducer
+	c.remember(self, service, call, now)
+	if !call {
+		// Spans waiting for this one as their parent learn its service.
+		if e, ok := c.pending[self]; ok && !e.hasClient {
+			c.settleUnder(self, e, seenSpan{service: service}, now)
+		}
+	}
+	switch kind {
 	case ptrace.SpanKindProducer:
 		conn = connMessaging
 		fallthrough
 	case ptrace.SpanKindClient:
-		key, client = edgeKey{sp.TraceID(), sp.SpanID()}, true
+		key, client = self, true
 	case ptrace.SpanKindConsumer:
 		conn = connMessaging
 		fallthrough
 	case ptrace.SpanKindServer:
 		key = edgeKey{sp.TraceID(), sp.ParentSpanID()}
+		if p, ok := c.seen[key]; ok && !p.call && !key.span.IsEmpty() {
+			// The parent is in, and is no call: a request from its
+			// service, with no client span.
+			if p.service != service {
+				c.recordTree(p.service, service, conn, spanSeconds(sp), sp.Status().Code() == ptrace.StatusCodeError, now)
+			}
+			return
+		}
 	default:
+		c.observeWeakSpan(sp, service, now)
 		return
 	}
 	e, ok := c.pending[key]
@@ -94,9 +143,7 @@ func (c *Consumer) observeGraphSpan(sp ptrace.Span, service string, res pcommon.
 			c.m.dropped.Inc()
 			return
 		}
-		e = &pendingEdge{connType: conn, expires: now.Add(time.Duration(c.cfg.EdgeWait))}
-		c.pending[key] = e
-		c.expiries = append(c.expiries, expiry{key, e.expires})
+		e = c.newPending(key, conn, now)
 	}
 	e.failed = e.failed || sp.Status().Code() == ptrace.StatusCodeError
 	if conn != connNone {
@@ -104,6 +151,7 @@ func (c *Consumer) observeGraphSpan(sp ptrace.Span, service string, res pcommon.
 	}
 	if client {
 		e.client, e.hasClient, e.clientSec = service, true, spanSeconds(sp)
+		e.clientParent = sp.ParentSpanID()
 		attrs := sp.Attributes()
 		for _, k := range peerAttributes {
 			if v := attrStr(attrs, res, k); v != "" {
@@ -127,9 +175,84 @@ func (c *Consumer) observeGraphSpan(sp ptrace.Span, service string, res pcommon.
 	}
 }
 
-// expireEdges settles the pending halves whose wait is over: a client span
-// with a peer becomes a request to that virtual node, a server span without
-// a parent a request from "user"; the others are dropped.
+// observeWeakSpan places a span of no call kind by its parent: a call
+// from the parent's service when that differs from its own. A parent not
+// yet seen is waited for, as the other half of a request is.
+func (c *Consumer) observeWeakSpan(sp ptrace.Span, service string, now time.Time) {
+	if sp.ParentSpanID().IsEmpty() {
+		return
+	}
+	key := edgeKey{sp.TraceID(), sp.ParentSpanID()}
+	h := weakHalf{service: service, sec: spanSeconds(sp), failed: sp.Status().Code() == ptrace.StatusCodeError}
+	if p, ok := c.seen[key]; ok && !p.call {
+		if p.service != service {
+			c.recordTree(p.service, service, connNone, h.sec, h.failed, now)
+		}
+		return
+	}
+	e, ok := c.pending[key]
+	if !ok {
+		if len(c.pending) >= c.cfg.MaxPendingEdges {
+			c.m.dropped.Inc()
+			return
+		}
+		e = c.newPending(key, connNone, now)
+	}
+	if len(e.weak) >= maxWeak {
+		c.m.dropped.Inc()
+		return
+	}
+	e.weak = append(e.weak, h)
+}
+
+// newPending adds an empty pending entry under key.
+func (c *Consumer) newPending(key edgeKey, conn string, now time.Time) *pendingEdge {
+	e := &pendingEdge{connType: conn, expires: now.Add(time.Duration(c.cfg.EdgeWait))}
+	c.pending[key] = e
+	c.expiries = append(c.expiries, expiry{key, e.expires})
+	return e
+}
+
+// remember indexes a span for the span tree, for twice the edge wait (a
+// parent may come before its child, whose own wait then starts). Past
+// MaxPendingEdges spans, it is not indexed.
+func (c *Consumer) remember(id edgeKey, service string, call bool, now time.Time) {
+	if id.span.IsEmpty() || len(c.seen) >= c.cfg.MaxPendingEdges {
+		return
+	}
+	if _, ok := c.seen[id]; ok {
+		return
+	}
+	exp := now.Add(2 * time.Duration(c.cfg.EdgeWait))
+	c.seen[id] = seenSpan{service: service, call: call, expires: exp}
+	c.seenExp = append(c.seenExp, expiry{id, exp})
+}
+
+// settleUnder resolves the entry of the spans under key without a client
+// span, now that its span p is known (or the wait is over): a server span
+// or a span of no call kind of another service than p is a request from
+// p's service.
+func (c *Consumer) settleUnder(key edgeKey, e *pendingEdge, p seenSpan, now time.Time) {
+	delete(c.pending, key)
+	if e.hasServer && p.service != e.server {
+		c.recordTree(p.service, e.server, e.connType, e.serverSec, e.failed, now)
+	}
+	for _, h := range e.weak {
+		if h.service != p.service {
+			c.recordTree(p.service, h.service, connNone, h.sec, h.failed, now)
+		}
+	}
+}
+
+// recordTree counts a request the span tree shows without a client span:
+// the callee's own duration on both sides.
+func (c *Consumer) recordTree(client, server, conn string, sec float64, failed bool, now time.Time) {
+	c.recordEdge(edgeID{client, server, conn}, &pendingEdge{clientSec: sec, serverSec: sec, failed: failed}, now)
+	c.m.tree.Inc()
+}
+
+// expireEdges settles the pending halves whose wait is over (settle) and
+// forgets the spans the span tree no longer needs.
 func (c *Consumer) expireEdges(now time.Time) {
 	n := 0
 	for ; n < len(c.expiries) && !c.expiries[n].expires.After(now); n++ {
@@ -138,26 +261,77 @@ func (c *Consumer) expireEdges(now time.Time) {
 		if !ok || !e.expires.Equal(x.expires) {
 			continue
 		}
-		delete(c.pending, x.key)
+		c.settle(x.key, e, now)
+	}
+	if n > 0 {
+		c.expiries = append(c.expiries[:0], c.expiries[n:]...)
+	}
+	n = 0
+	for ; n < len(c.seenExp) && !c.seenExp[n].expires.After(now); n++ {
+		x := c.seenExp[n]
+		if p, ok := c.seen[x.key]; ok && p.expires.Equal(x.expires) {
+			delete(c.seen, x.key)
+		}
+	}
+	if n > 0 {
+		c.seenExp = append(c.seenExp[:0], c.seenExp[n:]...)
+	}
+}
+
+// settle resolves a pending entry whose wait is over:
+//   - a client span pairs with the spans of no call kind of other services
+//     under it (an uninstrumented server kind);
+//   - else a client span with a peer becomes a request to that virtual
+//     node, and one under another service's span a request from that
+//     service to the client span's own;
+//   - spans without a client span are placed by their parent (settleUnder),
+//     a server span without a parent is a request from "user";
+//   - the others are dropped.
+func (c *Consumer) settle(key edgeKey, e *pendingEdge, now time.Time) {
+	delete(c.pending, key)
+	if e.hasClient {
 		conn := connVirtual
 		if e.database {
 			conn = connDatabase
 		}
+		call := e.connType
+		if e.database && call == connNone {
+			call = connDatabase
+		}
+		paired := false
+		for _, h := range e.weak {
+			if h.service != e.client {
+				c.recordEdge(edgeID{e.client, h.service, call}, &pendingEdge{clientSec: e.clientSec, serverSec: h.sec, failed: e.failed || h.failed}, now)
+				c.m.paired.Inc()
+				paired = true
+			}
+		}
+		p, up := c.seen[edgeKey{key.trace, e.clientParent}]
 		switch {
-		case e.hasClient && e.peer != "":
+		case paired:
+		case e.peer != "":
 			e.server, e.serverSec = e.peer, e.clientSec
 			c.recordEdge(edgeID{e.client, e.server, conn}, e, now)
 			c.m.virtual.Inc()
-		case e.hasServer && x.key.span.IsEmpty():
-			e.client, e.clientSec = userNode, e.serverSec
-			c.recordEdge(edgeID{e.client, e.server, connVirtual}, e, now)
-			c.m.virtual.Inc()
+		case up && !p.call && p.service != e.client:
+			c.recordTree(p.service, e.client, call, e.clientSec, e.failed, now)
 		default:
 			c.m.expired.Inc()
 		}
+		return
 	}
-	if n > 0 {
-		c.expiries = append(c.expiries[:0], c.expiries[n:]...)
+	if e.hasServer && key.span.IsEmpty() {
+		e.client, e.clientSec = userNode, e.serverSec
+		c.recordEdge(edgeID{e.client, e.server, connVirtual}, e, now)
+		c.m.virtual.Inc()
+		return
+	}
+	if p, ok := c.seen[key]; ok && !p.call {
+		c.settleUnder(key, e, p, now)
+		return
+	}
+	if e.hasServer {
+		c.m.expired.Inc()
 	}
 }
 
@@ -176,6 +350,7 @@ func (c *Consumer) recordEdge(id edgeID, e *pendingEdge, now time.Time) {
 		}
 	}
 	s.total++
+	c.dirty = true
 	if e.failed {
 		s.failed++
 	}

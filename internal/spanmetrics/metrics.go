@@ -9,9 +9,9 @@ import (
 
 // selfMetrics are the Consumer's own metrics.
 type selfMetrics struct {
-	// paired, virtual, expired and dropped are edges' outcomes.
-	paired, virtual, expired, dropped prometheus.Counter
-	spanOverflow, edgeOverflow        prometheus.Counter
+	// paired, virtual, tree, expired and dropped are edges' outcomes.
+	paired, virtual, tree, expired, dropped prometheus.Counter
+	spanOverflow, edgeOverflow              prometheus.Counter
 
 	spans    prometheus.Counter
 	overflow *prometheus.CounterVec
@@ -33,7 +33,7 @@ func newSelfMetrics(reg prometheus.Registerer) (*selfMetrics, error) {
 		}, []string{"kind"}),
 		edges: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_spanmetrics_service_graph_halves_total",
-			Help: "Service-graph requests by outcome: paired, virtual (a virtual node), expired (no other half) or dropped (too many pending).",
+			Help: "Service-graph requests by outcome: paired, virtual (a virtual node), tree (placed by the span tree: a call without a client and server span pair), expired (no other half) or dropped (too many pending).",
 		}, []string{"outcome"}),
 		series: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "vigil_spanmetrics_series",
@@ -48,7 +48,7 @@ func newSelfMetrics(reg prometheus.Registerer) (*selfMetrics, error) {
 			Help: "Samples and exemplars the store refused.",
 		}, []string{"what"}),
 	}
-	m.paired, m.virtual = m.edges.WithLabelValues("paired"), m.edges.WithLabelValues("virtual")
+	m.paired, m.virtual, m.tree = m.edges.WithLabelValues("paired"), m.edges.WithLabelValues("virtual"), m.edges.WithLabelValues("tree")
 	m.expired, m.dropped = m.edges.WithLabelValues("expired"), m.edges.WithLabelValues("dropped")
 	m.spanOverflow, m.edgeOverflow = m.overflow.WithLabelValues("span"), m.overflow.WithLabelValues("edge")
 	if reg == nil {

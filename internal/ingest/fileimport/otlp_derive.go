@@ -20,9 +20,14 @@ import (
 // path and the logs' evidence as the server's would.
 //
 //   - traces: span metrics and the service graph (internal/spanmetrics,
-//     with serve's defaults), written after each line (one export request,
-//     as the Collector's file exporter writes them) at the newest end time
-//     of the spans read so far;
+//     with serve's defaults), on the clock of the spans: the newest end
+//     time read so far, with one line (one export request, as the
+//     Collector's file exporter writes them) at a time. The totals are
+//     written every flush interval of that clock, as serve writes them
+//     every flush interval of its own, and once more at the end, when the
+//     requests still waiting for their other half are settled: what is
+//     written grows with the spans' time span, not with the number of
+//     lines they come in;
 //   - logs: the log-derived counters (internal/logsignals), each line's at
 //     its newest record time.
 //
@@ -40,7 +45,6 @@ func otlpTracesToOpenMetrics(name string, data []byte) ([]byte, error) {
 	app := &captureAppender{}
 	var now time.Time
 	cfg := spanmetrics.DefaultConfig()
-	cfg.FlushInterval = 0 // after every line: the clock jumps
 	c, err := spanmetrics.New(cfg, appendable{app}, func() time.Time { return now }, nil, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: span metrics: %w", name, err)
@@ -55,6 +59,11 @@ func otlpTracesToOpenMetrics(name string, data []byte) ([]byte, error) {
 	}, &now)
 	if err != nil {
 		return nil, err
+	}
+	if !now.IsZero() {
+		if err := c.Settle(context.Background()); err != nil {
+			return nil, fmt.Errorf("%s: span metrics: %w", name, err)
+		}
 	}
 	return app.openMetrics(), nil
 }
