@@ -35,16 +35,24 @@ func runEvalReal(ctx context.Context, e *env, f evalFlags) error {
 
 // diagnoseText diagnoses OpenMetrics text as `vigil diagnose --input`
 // does: at its own interval when that is coarser than the default step.
-func diagnoseText(ctx context.Context, e *env, logger *slog.Logger, input []byte, at time.Time, window time.Duration, entityLabel string) (*diagnose.Report, error) {
-	f, err := fileimport.Read("case", bytes.NewReader(input), fileimport.DefaultOptions(e.now()))
+func diagnoseText(ctx context.Context, e *env, logger *slog.Logger, inputs []nezha.Input, at time.Time, window, step time.Duration, entityLabel string) (*diagnose.Report, error) {
+	opts := fileimport.DefaultOptions(e.now())
+	opts.DeriveFromOTLP = true // OTLP traces and logs, as diagnose --input reads them
+	files := make([]*fileimport.File, 0, len(inputs))
+	for _, in := range inputs {
+		f, err := fileimport.Read(in.Name, bytes.NewReader(in.Data), opts)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, f)
+	}
+	src, err := fileimport.OpenTemp(ctx, files, e.now, logger)
 	if err != nil {
 		return nil, err
 	}
-	src, err := fileimport.OpenTemp(ctx, []*fileimport.File{f}, e.now, logger)
-	if err != nil {
-		return nil, err
+	if step <= 0 {
+		step = stepFor(src.Interval(), diagnose.DefaultStep, window)
 	}
-	step := stepFor(src.Interval(), diagnose.DefaultStep, window)
 	eng, err := diagnose.New(diagnose.Options{Window: window, Step: step, EntityLabel: entityLabel, Logger: logger})
 	if err != nil {
 		return nil, errors.Join(err, src.Close())
@@ -69,7 +77,7 @@ func rankedBy(rep *diagnose.Report, label string) []string {
 func runEvalPetShop(ctx context.Context, e *env, dir string, asJSON bool) error {
 	logger := e.loggerAtLeast(slog.LevelWarn).With("component", "eval")
 	diag := func(ctx context.Context, input []byte, at time.Time, window time.Duration) (petshop.Ranking, error) {
-		rep, err := diagnoseText(ctx, e, logger, input, at, window, petshop.EntityLabel)
+		rep, err := diagnoseText(ctx, e, logger, []nezha.Input{{Name: "case.om", Data: input}}, at, window, 0, petshop.EntityLabel)
 		if err != nil {
 			return petshop.Ranking{}, err
 		}
@@ -107,8 +115,8 @@ type nezhaReport struct {
 // the scores next to the naive baseline's.
 func runEvalNezha(ctx context.Context, e *env, dir string, asJSON bool) error {
 	logger := e.loggerAtLeast(slog.LevelWarn).With("component", "eval")
-	diag := func(ctx context.Context, input []byte, c nezha.Case) ([]string, error) {
-		rep, err := diagnoseText(ctx, e, logger, input, c.At, c.Window, nezha.EntityLabel)
+	diag := func(ctx context.Context, inputs []nezha.Input, c nezha.Case) ([]string, error) {
+		rep, err := diagnoseText(ctx, e, logger, inputs, c.At, c.Window, c.Step, nezha.EntityLabel)
 		if err != nil {
 			return nil, err
 		}
@@ -122,7 +130,7 @@ func runEvalNezha(ctx context.Context, e *env, dir string, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(e.stdout).Encode(nezhaReport{Results: res, Notes: notes})
 	}
-	fmt.Fprintf(e.stdout, "suite nezha: %d faults in %s (metrics alone, then with the logs' template counts or the calls' latencies where the day has them)\n", len(res), time.Since(start).Round(time.Second))
+	fmt.Fprintf(e.stdout, "suite nezha: %d faults in %s (each modality alone and together: the pods' metrics, the logs' template counts, the traces' span metrics and service graph, and the calls' latencies where the day has them)\n", len(res), time.Since(start).Round(time.Second))
 	for _, n := range notes {
 		fmt.Fprintf(e.stdout, "note: %s\n", n)
 	}

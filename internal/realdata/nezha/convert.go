@@ -30,6 +30,9 @@ type CaseOptions struct {
 	// it has none) as traces_service_graph_request_total, and the call's
 	// latency times them as traces_service_graph_request_server_seconds.
 	Graph bool
+	// NoMetrics leaves the pods' metric columns out, for a modality alone
+	// (the logs; the traces are WriteTraces').
+	NoMetrics bool
 }
 
 func (o CaseOptions) withDefaults() CaseOptions {
@@ -47,6 +50,8 @@ type Case struct {
 	Window time.Duration
 	// History is how much of the case lies before the injection.
 	History time.Duration
+	// Step is the step to diagnose at, as --step; 0 leaves it to the data.
+	Step time.Duration
 	// Series and Samples count what was written.
 	Series, Samples int
 }
@@ -89,6 +94,9 @@ func (d *Day) WriteCase(w io.Writer, i int, o CaseOptions) (Case, error) {
 				cols = append(cols, col)
 			}
 		}
+	}
+	if o.NoMetrics {
+		cols = nil
 	}
 	var buf []byte
 	for _, col := range cols {

@@ -16,8 +16,15 @@
 // log/*.csv, the containers' log lines, counted per pod, minute and
 // template (the level and the source location that wrote the line); and,
 // where the day has it (Online Boutique), metric/destination_50.csv, each
-// call's median latency a minute, for the service graph. The other files
-// (front_service.csv, dependency.csv, the traces) are not read yet.
+// call's median latency a minute, for the service graph; and, where the
+// day has them (Train Ticket), trace/*.csv, the spans (trace, span and
+// parent ids, pod, operation, start and end; no span kind, no status),
+// which WriteTraces writes as OTLP JSON, batched as a Collector's file
+// exporter behind its batch processor writes them, for `vigil diagnose
+// --input` to derive the span metrics and the service graph from, as
+// `vigil serve` would (the graph from the span tree: the spans have no
+// kind). The other files (front_service.csv, dependency.csv, traceid/) are
+// not read.
 //
 // # Quirks, handled and reported (Day.Notes)
 //
@@ -41,4 +48,13 @@
 // window that holds no other fault's first minutes and gives the engine
 // what history there is, a few minutes. The diagnosis is at the injection
 // plus After; the root cause is the injected pod's service.
+//
+// # Modalities
+//
+// Run scores each modality alone and together: the pods' metrics, the log
+// template counts, the traces, the calls' latencies (Online Boutique),
+// metrics with traces, and all three. The data set records spans for only
+// about three minutes around each injection (from a minute or so before
+// it): a case with traces is diagnosed where its spans end, at the span
+// metrics' 15 s (Case.Step), or every span series would seem to stop.
 package nezha

@@ -48,6 +48,9 @@ type Day struct {
 	// Logs counts the day's log lines (log/*.csv) per pod, minute (Unix
 	// seconds / 60) and template (LogTemplate); nil when the day has none.
 	Logs map[string]map[int64]map[string]int
+	// traces are the day's spans (trace/*.csv), a file (a minute) each;
+	// nil when the day has none.
+	traces []traceFile
 	// Notes are the quirks found and how they were handled, one sentence
 	// each.
 	Notes []string
@@ -108,6 +111,9 @@ func Load(dir string) (*Day, error) {
 		return nil, err
 	}
 	if err := d.readEdges(filepath.Join(dir, "metric", "destination_50.csv")); err != nil {
+		return nil, err
+	}
+	if err := d.readTraces(filepath.Join(dir, "trace")); err != nil {
 		return nil, err
 	}
 	for _, f := range d.Faults {

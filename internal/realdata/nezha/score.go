@@ -36,16 +36,80 @@ func Rank(list []string, truth string) int {
 	return 0
 }
 
-// DiagnoseFunc diagnoses a case written as OpenMetrics text and returns
-// the services it ranks, best first.
-type DiagnoseFunc func(ctx context.Context, input []byte, c Case) ([]string, error)
+// Input is one file of a case: OpenMetrics text (Name ends in .om) or
+// OTLP JSON traces (.otlp.json).
+type Input struct {
+	Name string
+	Data []byte
+}
 
-// Data kinds of a Result.
+// DiagnoseFunc diagnoses a case given as its files, as `vigil diagnose
+// --input` reads them, and returns the services it ranks, best first.
+type DiagnoseFunc func(ctx context.Context, inputs []Input, c Case) ([]string, error)
+
+// Data kinds of a Result: each modality alone and together.
 const (
-	DataMetrics = "metrics"
-	DataLogs    = "metrics+logs"
-	DataGraph   = "metrics+graph"
+	DataMetrics    = "metrics"
+	DataLogs       = "metrics+logs"
+	DataGraph      = "metrics+graph"
+	DataLogsOnly   = "logs"
+	DataTraces     = "traces"
+	DataWithTraces = "metrics+traces"
+	DataAll        = "metrics+traces+logs"
 )
+
+// kinds are the data kinds a day can be read as.
+func (d *Day) kinds() []string {
+	out := []string{DataMetrics}
+	if d.Logs != nil {
+		out = append(out, DataLogsOnly, DataLogs)
+	}
+	if d.Edges != nil {
+		out = append(out, DataGraph)
+	}
+	if d.HasTraces() {
+		out = append(out, DataTraces, DataWithTraces)
+		if d.Logs != nil {
+			out = append(out, DataAll)
+		}
+	}
+	return out
+}
+
+// inputs writes fault i of the day as the files of a data kind.
+func (d *Day) inputs(i int, kind string) ([]Input, Case, error) {
+	logs := kind == DataLogs || kind == DataLogsOnly || kind == DataAll
+	traces := kind == DataTraces || kind == DataWithTraces || kind == DataAll
+	var b strings.Builder
+	c, err := d.WriteCase(&b, i, CaseOptions{Logs: logs, Graph: kind == DataGraph, NoMetrics: kind == DataLogsOnly || kind == DataTraces})
+	if err != nil {
+		return nil, Case{}, err
+	}
+	var in []Input
+	if kind != DataTraces {
+		in = append(in, Input{Name: "case.om", Data: []byte(b.String())})
+	}
+	if traces {
+		var tb strings.Builder
+		from := c.At.Add(-c.Window)
+		spans, _, err := d.WriteTraces(&tb, from, c.At)
+		if err != nil {
+			return nil, Case{}, err
+		}
+		if spans > 0 {
+			in = append(in, Input{Name: "case.otlp.json", Data: []byte(tb.String())})
+			// The data set records spans for about three minutes around
+			// each injection: diagnose where they end (else every span
+			// series would seem to stop), at the span metrics' own 15 s.
+			if end := d.lastSpanEnd(from, c.At); end.Before(c.At) {
+				c.At = end
+				c.Window = end.Sub(from)
+			}
+			c.Step = traceStep
+		}
+	}
+	return in, c, nil
+}
 
 // Run diagnoses every fault of the days in dir (a day directory, or a
 // directory of them): metrics alone, and with the logs where the day has
@@ -66,21 +130,16 @@ func Run(ctx context.Context, dir string, diag DiagnoseFunc, progress io.Writer)
 		for _, n := range d.Notes {
 			notes = append(notes, d.Name+": "+n)
 		}
-		data := []string{DataMetrics}
-		if d.Logs != nil {
-			data = append(data, DataLogs)
-		}
-		if d.Edges != nil {
-			data = append(data, DataGraph)
-		}
-		for _, kind := range data {
+		for _, kind := range d.kinds() {
 			for i, f := range d.Faults {
-				var b strings.Builder
-				c, err := d.WriteCase(&b, i, CaseOptions{Logs: kind == DataLogs, Graph: kind == DataGraph})
+				in, c, err := d.inputs(i, kind)
 				if err != nil {
 					return nil, nil, err
 				}
-				ranked, err := diag(ctx, []byte(b.String()), c)
+				var ranked []string
+				if len(in) > 0 {
+					ranked, err = diag(ctx, in, c)
+				}
 				if err != nil {
 					return nil, nil, fmt.Errorf("%s fault %d (%s at %s): %w", d.Name, i+1, f.Type, f.At.Format("15:04:05"), err)
 				}
