@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/eval"
 	"github.com/vigil-obs/vigil/internal/sim"
+	"github.com/vigil-obs/vigil/internal/sim/reqpath"
 )
 
 // smallCluster is a cluster that keeps a dump small (about 18 MB for 20
@@ -401,6 +402,13 @@ func FuzzDiagnoseInput(f *testing.F) {
 // does: OTLP JSON traces and logs, one export request per line.
 func writeRequestPath(t *testing.T, dir, scenario string, cfg sim.Config) (traces, logs string, truth []sim.Fault) {
 	t.Helper()
+	return writeRequestPathSpans(t, dir, scenario, cfg, reqpath.SpansPaired)
+}
+
+// writeRequestPathSpans is writeRequestPath with the calls recorded as
+// spans says (reqpath.Config.Spans).
+func writeRequestPathSpans(t *testing.T, dir, scenario string, cfg sim.Config, spans string) (traces, logs string, truth []sim.Fault) {
+	t.Helper()
 	sc, err := sim.ParseScenario(scenario)
 	require.NoError(t, err)
 	s, err := sim.New(cfg, sc)
@@ -410,7 +418,9 @@ func writeRequestPath(t *testing.T, dir, scenario string, cfg sim.Config) (trace
 	require.NoError(t, err)
 	lf, err := os.Create(logs)
 	require.NoError(t, err)
-	require.NoError(t, s.WriteRequestPath(tf, lf))
+	rc := s.RequestPath()
+	rc.Spans = spans
+	require.NoError(t, reqpath.WriteFiles(rc, tf, lf))
 	require.NoError(t, tf.Close())
 	require.NoError(t, lf.Close())
 	return traces, logs, s.Truth()
@@ -444,6 +454,15 @@ func TestDiagnoseOTLPRequestPath(t *testing.T) {
 			requireNames(t, rep, truth[0])
 			rep, _ = diagnoseJSON(t, "--input", d.path)
 			require.True(t, rep.Healthy, "the metrics alone show nothing")
+			// Instrumentations that record no client/server pairs: the
+			// service graph comes from the span tree.
+			for _, spans := range []string{reqpath.SpansServerOnly, reqpath.SpansNoKind} {
+				sd := filepath.Join(dir, spans)
+				require.NoError(t, os.MkdirAll(sd, 0o755))
+				traces, logs, _ := writeRequestPathSpans(t, sd, scenario, cfg, spans)
+				rep, _ := diagnoseJSON(t, "--input", d.path, "--input", traces, "--input", logs)
+				requireNames(t, rep, truth[0])
+			}
 		})
 	}
 }

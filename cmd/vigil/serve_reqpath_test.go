@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -25,7 +26,8 @@ import (
 // vector-db and vllm, sequential, with known times — and logs of one
 // request id in three services: `vigil trace` shows each service's share
 // of the critical path, `vigil logs --request` finds the lines of all
-// three services.
+// three services, and the service graph has the calls, which only SERVER
+// spans record.
 func TestServeRequestPathSDK(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	s := startServe(t, ctx, "serve", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir())
@@ -104,6 +106,13 @@ func TestServeRequestPathSDK(t *testing.T) {
 		require.Contains(t, r.stdout, "handled by "+service)
 	}
 	require.Equal(t, 3, strings.Count(r.stdout, "handled by"), r.stdout)
+
+	// No CLIENT span records these calls, only each callee's SERVER span
+	// under its caller's: the service graph comes from the span tree.
+	for _, e := range [][2]string{{"gateway", "ai-app"}, {"ai-app", "vector-db"}, {"ai-app", "vllm"}} {
+		q := fmt.Sprintf(`traces_service_graph_request_total{client=%q,server=%q}`, e[0], e[1])
+		waitFor(t, func() bool { return len(queryVector(t, s, q)) == 1 }, q, s.stderr.String)
+	}
 }
 
 func regexpFind(t *testing.T, re, s string) string {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/sim/microsvc"
+	"github.com/vigil-obs/vigil/internal/sim/reqpath"
 )
 
 // simulateFlags are the flags of `vigil simulate`.
@@ -31,6 +32,8 @@ type simulateFlags struct {
 	onset                  time.Duration
 	node, gpu              string
 	faultScale, noiseScale float64
+	// spans is how the request path records its calls.
+	spans string
 }
 
 // simulateReport is what `vigil simulate --json` prints.
@@ -90,6 +93,7 @@ first fault's. The same flags give the same bytes.`,
 	fl.StringVar(&f.gpu, "gpu", "", "the first fault's GPU index on its node (default: drawn)")
 	fl.Float64Var(&f.faultScale, "fault-scale", 1, "multiply every fault's effect size (0.5 to 1.5 in evaluations)")
 	fl.Float64Var(&f.noiseScale, "noise-scale", 1, "multiply every noise amplitude")
+	fl.StringVar(&f.spans, "spans", reqpath.SpansPaired, "how the request path's traces record a call: paired (a CLIENT and a SERVER span), server-only (the callee's SERVER span alone) or no-kind (no span kinds at all)")
 	return cmd
 }
 
@@ -130,6 +134,9 @@ func runSimulate(cmd *cobra.Command, e *env, f simulateFlags) error {
 	if !(f.faultScale > 0) || !(f.noiseScale > 0) {
 		return usagef("simulate: --fault-scale and --noise-scale must be above 0")
 	}
+	if f.spans != reqpath.SpansPaired && f.spans != reqpath.SpansServerOnly && f.spans != reqpath.SpansNoKind {
+		return usagef("simulate: --spans %q: want %s, %s or %s", f.spans, reqpath.SpansPaired, reqpath.SpansServerOnly, reqpath.SpansNoKind)
+	}
 	if f.nodes <= sim.DefaultTrainingNodes {
 		// A small cluster: the job leaves one node to the inference
 		// replicas and the notebook, as many replicas as fit.
@@ -157,7 +164,9 @@ func runSimulate(cmd *cobra.Command, e *env, f simulateFlags) error {
 		name("cluster-logs.otlp.json")}
 	err = writeAtomic(files[:1], func(w []io.Writer) error { return s.WriteOpenMetrics(cmd.Context(), w[0]) })
 	if err == nil {
-		err = writeAtomic(files[1:3], func(w []io.Writer) error { return s.WriteRequestPath(w[0], w[1]) })
+		rc := s.RequestPath()
+		rc.Spans = f.spans
+		err = writeAtomic(files[1:3], func(w []io.Writer) error { return reqpath.WriteFiles(rc, w[0], w[1]) })
 	}
 	if err == nil {
 		err = writeAtomic(files[3:4], func(w []io.Writer) error { return writeJSON(w[0], s.Truth()) })

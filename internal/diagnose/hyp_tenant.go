@@ -49,10 +49,21 @@ func hypTenant(ctx context.Context, an *analysis) ([]*candidate, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A service's requests are its SERVER spans; a service that records
+	// none (a tracer that writes no span kinds) is judged by all its spans
+	// of no kind: a failed request's share of them moves as its share of
+	// the requests does.
+	servers := map[string]bool{}
+	for _, r := range raw {
+		if r.lset.Get("span_kind") == spanKindServer {
+			servers[r.lset.Get("service_name")] = true
+		}
+	}
 	bySvc := map[string]map[string]*tenantCalls{}
 	for _, r := range raw {
 		svc, tenant := r.lset.Get("service_name"), firstLabel(r.lset, "tenant", "tenant_id")
-		if svc == "" || tenant == "" || r.lset.Get("span_kind") != spanKindServer {
+		kind := r.lset.Get("span_kind")
+		if svc == "" || tenant == "" || kind != spanKindServer && (servers[svc] || kind != spanKindUnspecified) {
 			continue
 		}
 		if bySvc[svc] == nil {

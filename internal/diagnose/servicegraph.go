@@ -30,8 +30,9 @@ const (
 	virtualUser = "user"
 	virtualNode = "virtual_node"
 
-	spanKindServer = "SPAN_KIND_SERVER"
-	statusError    = "STATUS_CODE_ERROR"
+	spanKindServer      = "SPAN_KIND_SERVER"
+	spanKindUnspecified = "SPAN_KIND_UNSPECIFIED"
+	statusError         = "STATUS_CODE_ERROR"
 )
 
 // graphEdge is one edge client → server of the service graph: per step,

@@ -78,6 +78,8 @@
 //     tracers write every span) under a span of another service; under a
 //     CLIENT span of another service, it is that call's server half when
 //     no SERVER span answers it;
+//   - a span of no kind that names a peer (peer.service, server.address,
+//     ...) is a call, as a CLIENT span is;
 //   - a CLIENT span that no server answers and that names no peer, under a
 //     span of another service: a dependency that records its calls under
 //     its own service name (connection_type "database" with db.system).

@@ -105,6 +105,10 @@ func (c *Consumer) observeGraphSpan(sp ptrace.Span, service string, res pcommon.
 	client := false
 	conn := connNone
 	kind := sp.Kind()
+	if kind == ptrace.SpanKindUnspecified && namesPeer(sp.Attributes(), res) {
+		// A span of no kind that names what it calls is a call.
+		kind = ptrace.SpanKindClient
+	}
 	self := edgeKey{sp.TraceID(), sp.SpanID()}
 	call := kind == ptrace.SpanKindClient || kind == ptrace.SpanKindProducer
 	c.remember(self, service, call, now)
@@ -145,6 +149,16 @@ func (c *Consumer) observeGraphSpan(sp ptrace.Span, service string, res pcommon.
 		}
 		e = c.newPending(key, conn, now)
 	}
+	if !client && e.hasServer {
+		// Another server span under the same span: a span of no call
+		// kind calling several services directly (a fan-out).
+		if len(e.weak) >= maxWeak {
+			c.m.dropped.Inc()
+			return
+		}
+		e.weak = append(e.weak, weakHalf{service: service, sec: spanSeconds(sp), failed: sp.Status().Code() == ptrace.StatusCodeError})
+		return
+	}
 	e.failed = e.failed || sp.Status().Code() == ptrace.StatusCodeError
 	if conn != connNone {
 		e.connType = conn
@@ -173,6 +187,16 @@ func (c *Consumer) observeGraphSpan(sp ptrace.Span, service string, res pcommon.
 		c.recordEdge(edgeID{e.client, e.server, e.connType}, e, now)
 		c.m.paired.Inc()
 	}
+}
+
+// namesPeer tells whether a span names the service it calls.
+func namesPeer(attrs, res pcommon.Map) bool {
+	for _, k := range peerAttributes {
+		if attrStr(attrs, res, k) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // observeWeakSpan places a span of no call kind by its parent: a call

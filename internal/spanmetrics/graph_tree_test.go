@@ -169,3 +169,42 @@ func TestServiceGraphTreeBounded(t *testing.T) {
 	defer c.mu.Unlock()
 	require.Empty(t, c.seen, "the index forgets what it no longer needs")
 }
+
+// Server spans of several services under one span of their caller's, the
+// children first: each is a request (the caller's own span is no call, so
+// they share its wait).
+func TestServiceGraphServerFanOut(t *testing.T) {
+	c, rec, clk := newTestConsumer(t, nil)
+	ms := time.Millisecond
+	require.NoError(t, c.ConsumeTraces(t.Context(), build(7,
+		tspan{service: "vdb", name: "search", kind: server, id: 2, parent: 1, start: ms, dur: 5 * ms},
+		tspan{service: "llm", name: "generate", kind: server, id: 3, parent: 1, start: 6 * ms, dur: 50 * ms},
+		tspan{service: "llm", name: "generate", kind: server, id: 4, parent: 1, start: 60 * ms, dur: 50 * ms, err: true},
+	)))
+	clk.add(time.Second)
+	require.NoError(t, c.ConsumeTraces(t.Context(), build(7,
+		tspan{service: "app", name: "POST /chat", kind: server, id: 1, parent: 9, dur: 120 * ms})))
+	require.Equal(t, 1.0, rec.value(t, key(MetricGraphRequests, edgeOf("app", "vdb", "")...)))
+	require.Equal(t, 2.0, rec.value(t, key(MetricGraphRequests, edgeOf("app", "llm", "")...)))
+	require.Equal(t, 1.0, rec.value(t, key(MetricGraphFailed, edgeOf("app", "llm", "")...)))
+	clk.add(time.Minute)
+	require.NoError(t, c.Flush(t.Context()))
+}
+
+// A span of no kind that names what it calls (peer.service, ...) is a
+// call: to a virtual node when nothing answers it, to the answering
+// service when a span of it does.
+func TestServiceGraphSpanWithoutKindNamingAPeer(t *testing.T) {
+	c, rec, clk := newTestConsumer(t, nil)
+	ms := time.Millisecond
+	require.NoError(t, c.ConsumeTraces(t.Context(), build(8,
+		tspan{service: "app", name: "GET", kind: unspecified, id: 2, parent: 1, start: ms, dur: 30 * ms, attrs: map[string]any{"peer.service": "search-api"}},
+		tspan{service: "app", name: "query", kind: unspecified, id: 3, parent: 1, start: 40 * ms, dur: 9 * ms, attrs: map[string]any{"server.address": "db.svc"}},
+		tspan{service: "db", name: "SELECT", kind: unspecified, id: 4, parent: 3, start: 41 * ms, dur: 7 * ms},
+		tspan{service: "app", name: "POST /x", kind: unspecified, id: 1, dur: 60 * ms},
+	)))
+	settleAll(t, c, clk)
+	require.Equal(t, 1.0, rec.value(t, key(MetricGraphRequests, edgeOf("app", "search-api", "virtual_node")...)))
+	require.Equal(t, 1.0, rec.value(t, key(MetricGraphRequests, edgeOf("app", "db", "")...)))
+	require.Len(t, rec.series(MetricGraphRequests), 2)
+}

@@ -56,7 +56,27 @@ type Config struct {
 	Tool External
 	// Faults are injected into the path from their onsets.
 	Faults []Fault
+	// Spans is how the instrumentation records a call between services
+	// (default SpansPaired): real instrumentations differ, and the
+	// service graph must be found either way.
+	Spans string
 }
+
+// How calls are recorded ([Config.Spans]).
+const (
+	// SpansPaired records every call as a CLIENT span of the caller and a
+	// SERVER span of the callee under it (the default).
+	SpansPaired = "paired"
+	// SpansServerOnly records a call between instrumented services as the
+	// callee's SERVER span alone, under the caller's span: no CLIENT span
+	// (as some HTTP server instrumentations without client
+	// instrumentation do). Calls to what has no spans of its own (the
+	// tool) keep their CLIENT span.
+	SpansServerOnly = "server-only"
+	// SpansNoKind records every span without a kind (SPAN_KIND_UNSPECIFIED),
+	// as some tracers and converted traces (Train Ticket's) do.
+	SpansNoKind = "no-kind"
+)
 
 // Deployment is one in-cluster service of the path: its service name (also
 // the Kubernetes workload name), namespace, version and pods.
@@ -133,6 +153,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Environment == "" {
 		c.Environment = DefaultEnvironment
+	}
+	if c.Spans == "" {
+		c.Spans = SpansPaired
 	}
 	if len(c.Tenants) == 0 {
 		c.Tenants = DefaultTenants()
@@ -227,6 +250,8 @@ func (c Config) Validate() error {
 		return bad("tool needs a name and a host")
 	case len(c.ModelServers) == 0:
 		return bad("no model server")
+	case c.Spans != SpansPaired && c.Spans != SpansServerOnly && c.Spans != SpansNoKind:
+		return bad("spans %q is none of %s, %s, %s", c.Spans, SpansPaired, SpansServerOnly, SpansNoKind)
 	}
 	seen := map[string]bool{}
 	for _, t := range c.Tenants {

@@ -227,6 +227,9 @@ func (g *Generator) Batches() iter.Seq[Batch] {
 			if we.Before(end) {
 				n, _ = slices.BinarySearchFunc(pending, we, func(r *request, t time.Time) int { return r.end.Compare(t) })
 			}
+			for _, r := range pending[:n] {
+				restyle(r, g.cfg.Spans)
+			}
 			td, ld := render(pending[:n])
 			pending = slices.Delete(pending, 0, n)
 			if !yield(Batch{Start: ws, End: we, Traces: td, Logs: ld}) {

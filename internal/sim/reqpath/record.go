@@ -174,6 +174,52 @@ const (
 	scopeVLLM    = "vllm.tracing"
 )
 
+// restyle records a request's calls as Config.Spans says: it drops the
+// CLIENT spans that a SERVER span of another service answers, putting
+// their children under their parents (SpansServerOnly), or clears every
+// span's kind (SpansNoKind).
+func restyle(req *request, style string) {
+	switch style {
+	case SpansNoKind:
+		for i := range req.spans {
+			req.spans[i].kind = ptrace.SpanKindUnspecified
+		}
+	case SpansServerOnly:
+		byID := make(map[pcommon.SpanID]int, len(req.spans))
+		for i := range req.spans {
+			byID[req.spans[i].id] = i
+		}
+		answered := map[pcommon.SpanID]bool{}
+		for i := range req.spans {
+			sp := &req.spans[i]
+			if p, ok := byID[sp.parent]; ok && sp.kind == ptrace.SpanKindServer && req.spans[p].kind == ptrace.SpanKindClient {
+				answered[sp.parent] = true
+			}
+		}
+		if len(answered) == 0 {
+			return
+		}
+		kept := req.spans[:0:0]
+		for _, sp := range req.spans {
+			if !answered[sp.id] {
+				kept = append(kept, sp)
+			}
+		}
+		for i := range kept {
+			// A client span's parent is never a dropped client span.
+			if answered[kept[i].parent] {
+				kept[i].parent = req.spans[byID[kept[i].parent]].parent
+			}
+		}
+		for i := range req.logs {
+			if answered[req.logs[i].span] {
+				req.logs[i].span = req.spans[byID[req.logs[i].span]].parent
+			}
+		}
+		req.spans = kept
+	}
+}
+
 // render turns requests into one export request of traces and one of logs.
 func render(reqs []*request) (ptrace.Traces, plog.Logs) {
 	td := ptrace.NewTraces()
