@@ -70,6 +70,9 @@ type Options struct {
 	// RemoteRead bounds /api/v1/read; zero fields take Prometheus's
 	// defaults.
 	RemoteRead RemoteReadLimits
+	// QueryLimits bound every expression and series selector before it is
+	// parsed (querybound.go); zero fields take the defaults.
+	QueryLimits QueryLimits
 	// Extra handlers mounted by path (e.g. the trace and log API).
 	Extra map[string]http.Handler
 }
@@ -197,7 +200,7 @@ func New(opts Options) (*Handler, error) {
 	)
 	r := route.New()
 	v1.Register(r.WithPrefix("/api/v1"))
-	h.mux.Handle("/api/v1/", r)
+	h.mux.Handle("/api/v1/", boundQueries(opts.QueryLimits.withDefaults(), r))
 	if opts.Write != nil {
 		h.mux.Handle("/api/v1/write", opts.Write)
 	}

@@ -83,6 +83,13 @@ type QueryConfig struct {
 	Timeout        model.Duration `yaml:"timeout"`
 	MaxConcurrency int            `yaml:"max_concurrency"`
 	LookbackDelta  model.Duration `yaml:"lookback_delta"`
+	// MaxBytes, MaxDepth and MaxOperators bound an expression before it
+	// is parsed (Prometheus's parser is quadratic in nesting and in chains
+	// of binary operators, and cannot be stopped): longer, deeper or
+	// longer-chained queries get 400.
+	MaxBytes     int `yaml:"max_bytes"`
+	MaxDepth     int `yaml:"max_depth"`
+	MaxOperators int `yaml:"max_operators"`
 	// RemoteRead bounds /api/v1/read, as Prometheus's
 	// --storage.remote.read-* flags do.
 	RemoteRead RemoteReadConfig `yaml:"remote_read"`
@@ -178,6 +185,9 @@ func Default() Config {
 			Timeout:        model.Duration(2 * time.Minute),
 			MaxConcurrency: 20,
 			LookbackDelta:  model.Duration(5 * time.Minute),
+			MaxBytes:       1 << 20,
+			MaxDepth:       256,
+			MaxOperators:   2000,
 			RemoteRead:     RemoteReadConfig{MaxConcurrency: 10, SampleLimit: 50_000_000, MaxBytesInFrame: 1 << 20},
 		},
 		Web: WebConfig{
@@ -250,6 +260,12 @@ func (c *Config) Validate() error {
 		return fieldErr("query.max_concurrency", "must be positive, got %d", q.MaxConcurrency)
 	case q.LookbackDelta <= 0:
 		return fieldErr("query.lookback_delta", "must be positive, got %s", q.LookbackDelta)
+	case q.MaxBytes <= 0:
+		return fieldErr("query.max_bytes", "must be positive, got %d", q.MaxBytes)
+	case q.MaxDepth <= 0:
+		return fieldErr("query.max_depth", "must be positive, got %d", q.MaxDepth)
+	case q.MaxOperators <= 0:
+		return fieldErr("query.max_operators", "must be positive, got %d", q.MaxOperators)
 	case w.ReadTimeout <= 0:
 		return fieldErr("web.read_timeout", "must be positive, got %s", w.ReadTimeout)
 	case w.MaxConnections < 0:
