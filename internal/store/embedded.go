@@ -83,6 +83,18 @@ func OpenEmbedded(cfg EmbeddedConfig, now func() time.Time, logger *slog.Logger,
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
+	// An import a crash interrupted is finished (or undone) before the
+	// TSDB reads the blocks, under the lock the TSDB then takes.
+	release, err := LockDir(cfg.Dir, nil)
+	if errors.Is(err, ErrLocked) {
+		return nil, fmt.Errorf("open data directory %s: %w", cfg.Dir, ErrLocked)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := errors.Join(RecoverBlockMoves(cfg.Dir, logger.With("component", "tsdb")), release()); err != nil {
+		return nil, fmt.Errorf("open data directory %s: %w", cfg.Dir, err)
+	}
 	opts := tsdb.DefaultOptions()
 	opts.RetentionDuration = cfg.Retention.Milliseconds()
 	opts.OutOfOrderTimeWindow = cfg.OutOfOrderWindow.Milliseconds()

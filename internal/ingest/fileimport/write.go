@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb"
+
+	"github.com/vigil-obs/vigil/internal/store"
 )
 
 // Stats counts what was loaded.
@@ -129,8 +131,10 @@ func Append(ctx context.Context, app storage.AppendableV2, files []*File, batch 
 // is written once when their values agree and is an error when they
 // differ. Blocks are built in a
 // staging directory inside dir and moved into place only when all are
-// built; on error nothing is left behind. A crash mid-way leaves only the
-// staging directory, which the TSDB removes when it next opens dir.
+// built, all or none (store.MoveBlocks: a crash between two renames is
+// finished when the store next opens dir); on error nothing is left
+// behind. A crash before the move leaves only the staging directory,
+// which the TSDB removes when it next opens dir.
 func WriteBlocks(ctx context.Context, dir string, files []*File, blockDuration int64, logger *slog.Logger) (Stats, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -145,6 +149,9 @@ func WriteBlocks(ctx context.Context, dir string, files []*File, blockDuration i
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Stats{}, fmt.Errorf("create data directory: %w", err)
 	}
+	if err := store.RecoverBlockMoves(dir, logger); err != nil {
+		return Stats{}, err
+	}
 	staging := filepath.Join(dir, ulid.Make().String()+".tmp-for-creation")
 	if err := os.Mkdir(staging, 0o755); err != nil {
 		return Stats{}, fmt.Errorf("create staging directory: %w", err)
@@ -158,20 +165,19 @@ func WriteBlocks(ctx context.Context, dir string, files []*File, blockDuration i
 	// A sample that several files hold is written once.
 	stats.Samples -= dups
 	stats.Duplicates += dups
-	var moved []string
-	for _, id := range ids {
-		dst := filepath.Join(dir, id.String())
-		if err := os.Rename(filepath.Join(staging, id.String()), dst); err != nil {
-			for _, m := range moved {
-				_ = os.RemoveAll(m)
-			}
-			return Stats{}, fmt.Errorf("move block %s into %s: %w", id, dir, err)
-		}
-		moved = append(moved, dst)
+	names := make([]string, len(ids))
+	for i, id := range ids {
+		names[i] = id.String()
+	}
+	if err := store.MoveBlocks(dir, staging, names, afterBlockMove); err != nil {
+		return Stats{}, err
 	}
 	stats.Blocks = len(ids)
 	return stats, nil
 }
+
+// afterBlockMove, when set (tests), is called after each block's rename.
+var afterBlockMove func(i int)
 
 // writeStaged writes one block per block range, re-reading the files for
 // each range as promtool's backfill does, so that memory holds one range.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -420,6 +421,58 @@ func TestWriteBlocksMergesFiles(t *testing.T) {
 		other := mustRead(t, "other.prom", fmt.Sprintf("g{i=\"0\"} 99 %d\n", start.Add(30*time.Minute).UnixMilli()))
 		_, err := fileimport.WriteBlocks(t.Context(), dir, []*fileimport.File{all, other}, 0, nil)
 		require.ErrorContains(t, err, `all.prom and other.prom both hold {__name__="g", i="0"} at 2026-01-01T00:30:00Z, with different values (30 and 99)`)
+		require.Empty(t, blockDirs(t, dir))
+		require.Empty(t, leftovers(t, dir))
+	})
+}
+
+// crashImport is 3 series every 10 minutes for 6 hours from 00:30: 4
+// blocks, 108 samples.
+func crashImport() string {
+	return series(time.Date(2026, 1, 1, 0, 30, 0, 0, time.UTC), 10*time.Minute, 36, 3)
+}
+
+// TestCrashBetweenBlockRenames kills an import between two of its block
+// renames (a child process exits there) and opens the store: the import
+// is finished from its journal, all 108 samples there; with a staged block
+// lost as well, it is undone, none there. Either way no journal or
+// staging directory is left.
+func TestCrashBetweenBlockRenames(t *testing.T) {
+	crash := func(t *testing.T) string {
+		t.Helper()
+		dir := t.TempDir()
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run", "^$")
+		cmd.Env = append(os.Environ(), crashEnv+"="+dir)
+		out, err := cmd.CombinedOutput()
+		var exit *exec.ExitError
+		require.ErrorAs(t, err, &exit, "%s", out)
+		require.Equal(t, 3, exit.ExitCode(), "%s", out)
+		require.Len(t, blockDirs(t, dir), 2, "two blocks moved when it died")
+		journals, err := filepath.Glob(filepath.Join(dir, "*.block-move.json"))
+		require.NoError(t, err)
+		require.Len(t, journals, 1)
+		return dir
+	}
+	count := func(t *testing.T, dir string) map[string]float64 {
+		t.Helper()
+		s := openEmbedded(t, dir)
+		return vectorOf(t, s, "count_over_time(g[7h])", time.Date(2026, 1, 1, 6, 30, 0, 0, time.UTC), "i")
+	}
+	t.Run("finished", func(t *testing.T) {
+		dir := crash(t)
+		require.Equal(t, map[string]float64{"0": 36, "1": 36, "2": 36}, count(t, dir))
+		require.Len(t, blockDirs(t, dir), 4)
+		require.Empty(t, leftovers(t, dir))
+		journals, _ := filepath.Glob(filepath.Join(dir, "*.block-move.json"))
+		require.Empty(t, journals)
+	})
+	t.Run("undone", func(t *testing.T) {
+		dir := crash(t)
+		staged, err := filepath.Glob(filepath.Join(dir, "*.tmp-for-creation", "*"))
+		require.NoError(t, err)
+		require.Len(t, staged, 2)
+		require.NoError(t, os.RemoveAll(staged[0]))
+		require.Empty(t, count(t, dir))
 		require.Empty(t, blockDirs(t, dir))
 		require.Empty(t, leftovers(t, dir))
 	})

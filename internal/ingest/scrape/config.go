@@ -52,7 +52,36 @@ func LoadConfig(path string, src []byte, logger *slog.Logger) (*promconfig.Confi
 var (
 	yamlLineErr = regexp.MustCompile(`line (\d+): (.*)`)
 	jobNameErr  = regexp.MustCompile(`job name "([^"]*)"`)
+	// regexErr is a relabel rule's regular expression that does not
+	// compile, as Prometheus anchors it: ^(?s:EXPR)$.
+	regexErr = regexp.MustCompile("error parsing regexp: .*`\\^\\(\\?s:(.*)\\)\\$`")
 )
+
+// regexLine returns the line of the regex: field whose value is expr, in
+// any of the file's sections, or 0.
+func regexLine(src []byte, expr string) int {
+	var root yaml.Node
+	if yaml.Unmarshal(src, &root) != nil {
+		return 0
+	}
+	var find func(n *yaml.Node) int
+	find = func(n *yaml.Node) int {
+		if n.Kind == yaml.MappingNode {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if k, v := n.Content[i], n.Content[i+1]; k.Value == "regex" && v.Kind == yaml.ScalarNode && v.Value == expr {
+					return v.Line
+				}
+			}
+		}
+		for _, c := range n.Content {
+			if l := find(c); l > 0 {
+				return l
+			}
+		}
+		return 0
+	}
+	return find(&root)
+}
 
 // jobLine returns the line of the job named name in scrape_configs, or 0.
 func jobLine(src []byte, name string) int {
@@ -86,6 +115,11 @@ func oneLine(path string, src []byte, err error) error {
 	}
 	if len(found) == 0 {
 		msg = strings.Join(strings.Fields(msg), " ")
+		if m := regexErr.FindStringSubmatch(msg); m != nil {
+			if line := regexLine(src, m[1]); line > 0 {
+				return fmt.Errorf("%s:%d: scrape_configs: regex: %s", path, line, msg)
+			}
+		}
 		if m := jobNameErr.FindStringSubmatch(msg); m != nil {
 			if line := jobLine(src, m[1]); line > 0 {
 				return fmt.Errorf("%s:%d: scrape_configs: %s", path, line, msg)

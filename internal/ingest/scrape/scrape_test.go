@@ -64,6 +64,8 @@ func TestLoadConfigErrors(t *testing.T) {
 	f("unknown field keeps its line", "storage:\n  data_dir: x\nweb:\n  listen: ':1'\nscrape_configs:\n  - job_name: a\n    bogus_field: 1\n", "vigil.yaml:7: field bogus_field not found")
 	f("duplicate job", "scrape_configs:\n  - job_name: a\n  - job_name: a\n", `found multiple scrape configs with job name "a"`)
 	f("bad kubernetes role", "scrape_configs:\n  - job_name: k\n    kubernetes_sd_configs:\n      - role: bogus\n", "bogus")
+	f("bad relabel regex keeps its line", "scrape_configs:\n  - job_name: node\n    static_configs: [{targets: ['a:1']}]\n    metric_relabel_configs:\n      - source_labels: [__name__]\n        regex: \"node_(cpu|memory\"\n        action: keep\n",
+		"vigil.yaml:6: scrape_configs: regex: error parsing regexp: missing closing ): `^(?s:node_(cpu|memory)$`")
 	f("timeout over interval", "scrape_configs:\n  - job_name: a\n    scrape_interval: 5s\n    scrape_timeout: 10s\n", "scrape timeout greater than scrape interval")
 }
 
