@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/storage"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"golang.org/x/net/netutil"
@@ -151,7 +152,7 @@ func serve(ctx context.Context, e *env, cfg config.Config, explicit otlpExplicit
 	if err != nil {
 		return errors.Join(fmt.Errorf("serve: %w", err), closeStore())
 	}
-	if err := addComponents(&g, e, cfg, st, rp, logger, reg); err != nil {
+	if err := addComponents(&g, e, cfg, st, rp, red, logger, reg); err != nil {
 		return errors.Join(fmt.Errorf("serve: %w", err), rp.close(logger), closeStore())
 	}
 	// The stores close last, once nothing reads or writes them any more.
@@ -179,16 +180,24 @@ func openServeStore(cfg config.Config, e *env, logger *slog.Logger, reg promethe
 
 // addComponents adds the HTTP server (API, remote write, push), scraping and
 // self-monitoring to g. On error nothing is left running.
-func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, rp *requestPath, logger *slog.Logger, reg *prometheus.Registry) error {
+func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, rp *requestPath, red *redact.Redactor, logger *slog.Logger, reg *prometheus.Registry) error {
+	// Label values are redacted on every metric path, as OTLP's are,
+	// unless redaction.unredacted_paths names it.
+	appendable := func(path string) storage.AppendableV2 {
+		if cfg.Redaction.Redacts(path) {
+			return red.Appendable(st)
+		}
+		return st
+	}
 	rw, err := remotewrite.New(remotewrite.Options{
-		Appendable: st, Series: st, Limits: cfg.Limits, Now: e.now,
+		Appendable: appendable(redact.PathRemoteWrite), Series: st, Limits: cfg.Limits, Now: e.now,
 		Logger: logger.With("component", "remote-write"), Registerer: reg,
 	})
 	if err != nil {
 		return err
 	}
 	pushed, err := push.New(push.Options{
-		Appendable: st, Now: e.now,
+		Appendable: appendable(redact.PathPush), Now: e.now,
 		Logger: logger.With("component", "push"), Registerer: reg,
 	})
 	if err != nil {
@@ -197,7 +206,7 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 	var scraper *scrape.Scraper
 	var targets api.Targets
 	if cfg.Scrape != nil {
-		if scraper, err = scrape.New(cfg.Scrape, st, logger, reg); err != nil {
+		if scraper, err = scrape.New(cfg.Scrape, appendable(redact.PathScrape), logger, reg); err != nil {
 			return err
 		}
 		targets = scraper.Manager()

@@ -48,7 +48,23 @@ type Config struct {
 	// DisableRules names built-in value patterns to switch off (see
 	// RuleNames).
 	DisableRules []string `yaml:"disable_rules"`
+	// UnredactedPaths are the metric ingest paths whose label values are
+	// stored as received: any of remote_write, push and scrape (none by
+	// default: all three are redacted, as OTLP always is).
+	UnredactedPaths []string `yaml:"unredacted_paths"`
 }
+
+// Metric ingest paths whose label values are redacted unless
+// Config.UnredactedPaths names them.
+const (
+	PathRemoteWrite = "remote_write"
+	PathPush        = "push"
+	PathScrape      = "scrape"
+)
+
+// Redacts tells whether the label values of the metric ingest path are
+// redacted.
+func (c *Config) Redacts(path string) bool { return !slices.Contains(c.UnredactedPaths, path) }
 
 // Default returns the configuration used when none is given: GenAI content
 // dropped, no extra patterns or keys.
@@ -105,6 +121,11 @@ func (c *Config) Validate() error {
 			if strings.TrimSpace(k) == "" {
 				return fieldErr(fmt.Sprintf("%s[%d]", list.field, i), "must not be empty")
 			}
+		}
+	}
+	for i, p := range c.UnredactedPaths {
+		if p != PathRemoteWrite && p != PathPush && p != PathScrape {
+			return fieldErr(fmt.Sprintf("unredacted_paths[%d]", i), "unknown path %q (paths: %s, %s, %s)", p, PathRemoteWrite, PathPush, PathScrape)
 		}
 	}
 	names := RuleNames()
