@@ -141,22 +141,14 @@ func (c *Consumer) observeGraphSpan(sp ptrace.Span, service string, res pcommon.
 		c.observeWeakSpan(sp, service, now)
 		return
 	}
-	e, ok := c.pending[key]
-	if !ok {
-		if len(c.pending) >= c.cfg.MaxPendingEdges {
-			c.m.dropped.Inc()
-			return
-		}
-		e = c.newPending(key, conn, now)
+	e := c.pendingAt(key, conn, now)
+	if e == nil {
+		return
 	}
 	if !client && e.hasServer {
 		// Another server span under the same span: a span of no call
 		// kind calling several services directly (a fan-out).
-		if len(e.weak) >= maxWeak {
-			c.m.dropped.Inc()
-			return
-		}
-		e.weak = append(e.weak, weakHalf{service: service, sec: spanSeconds(sp), failed: sp.Status().Code() == ptrace.StatusCodeError})
+		c.addWeak(e, weakHalf{service: service, sec: spanSeconds(sp), failed: sp.Status().Code() == ptrace.StatusCodeError})
 		return
 	}
 	e.failed = e.failed || sp.Status().Code() == ptrace.StatusCodeError
@@ -214,27 +206,34 @@ func (c *Consumer) observeWeakSpan(sp ptrace.Span, service string, now time.Time
 		}
 		return
 	}
-	e, ok := c.pending[key]
-	if !ok {
-		if len(c.pending) >= c.cfg.MaxPendingEdges {
-			c.m.dropped.Inc()
-			return
-		}
-		e = c.newPending(key, connNone, now)
+	if e := c.pendingAt(key, connNone, now); e != nil {
+		c.addWeak(e, h)
 	}
+}
+
+// pendingAt returns the pending entry under key, adding an empty one when
+// there is none; nil (counted as dropped) when MaxPendingEdges are held.
+func (c *Consumer) pendingAt(key edgeKey, conn string, now time.Time) *pendingEdge {
+	if e, ok := c.pending[key]; ok {
+		return e
+	}
+	if len(c.pending) >= c.cfg.MaxPendingEdges {
+		c.m.dropped.Inc()
+		return nil
+	}
+	e := &pendingEdge{connType: conn, expires: now.Add(time.Duration(c.cfg.EdgeWait))}
+	c.pending[key] = e
+	c.expiries = append(c.expiries, expiry{key, e.expires})
+	return e
+}
+
+// addWeak adds a weak half to e, up to maxWeak (past it, dropped).
+func (c *Consumer) addWeak(e *pendingEdge, h weakHalf) {
 	if len(e.weak) >= maxWeak {
 		c.m.dropped.Inc()
 		return
 	}
 	e.weak = append(e.weak, h)
-}
-
-// newPending adds an empty pending entry under key.
-func (c *Consumer) newPending(key edgeKey, conn string, now time.Time) *pendingEdge {
-	e := &pendingEdge{connType: conn, expires: now.Add(time.Duration(c.cfg.EdgeWait))}
-	c.pending[key] = e
-	c.expiries = append(c.expiries, expiry{key, e.expires})
-	return e
 }
 
 // remember indexes a span for the span tree, for twice the edge wait (a
