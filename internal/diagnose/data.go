@@ -253,12 +253,19 @@ func (v *view) read(ctx context.Context, s spec) (*table, error) {
 // than there are reads, and a large read started last runs alone while
 // the other cores idle (longest-processing-time-first scheduling).
 func (v *view) prefetch(ctx context.Context, specs []spec) error {
-	specs = slices.Clone(specs)
-	cost := make(map[string]float64, len(specs))
-	for _, s := range specs {
-		cost[s.key()] = v.seriesEstimate(s)
+	type costed struct {
+		spec
+		cost float64
 	}
-	slices.SortStableFunc(specs, func(a, b spec) int { return cmp.Compare(cost[b.key()], cost[a.key()]) })
+	entities := v.entityCounts()
+	order := make([]costed, len(specs))
+	for i, s := range specs {
+		order[i] = costed{s, seriesEstimate(s, entities)}
+	}
+	slices.SortStableFunc(order, func(a, b costed) int { return cmp.Compare(b.cost, a.cost) })
+	for i := range order {
+		specs[i] = order[i].spec
+	}
 	sem := make(chan struct{}, 4)
 	errs := make([]error, len(specs))
 	var wg sync.WaitGroup
@@ -286,25 +293,23 @@ func (v *view) prefetch(ctx context.Context, specs []spec) error {
 // order reads.
 const splitFactor = 8
 
-// seriesEstimate is about how many series s selects: its level's entities
-// in the topology, times splitFactor for each label below the entity.
-func (v *view) seriesEstimate(s spec) float64 {
-	n := 1
-	switch s.level {
-	case catalog.LevelNode:
-		n = len(v.topo.Nodes)
-	case catalog.LevelGPU, catalog.LevelGPUInstance:
-		n = 0
-		for _, nd := range v.topo.Nodes {
-			n += len(nd.GPUs)
-		}
-	case catalog.LevelPod, catalog.LevelContainer:
-		n = 0
-		for _, nd := range v.topo.Nodes {
-			n += len(nd.Pods)
-		}
+// entityCounts counts the topology's entities by level (nodes, GPUs,
+// pods), for seriesEstimate.
+func (v *view) entityCounts() map[catalog.Level]int {
+	n := map[catalog.Level]int{catalog.LevelNode: len(v.topo.Nodes)}
+	for _, nd := range v.topo.Nodes {
+		n[catalog.LevelGPU] += len(nd.GPUs)
+		n[catalog.LevelPod] += len(nd.Pods)
 	}
-	return float64(max(n, 1)) * math.Pow(splitFactor, float64(s.splits))
+	n[catalog.LevelGPUInstance], n[catalog.LevelContainer] = n[catalog.LevelGPU], n[catalog.LevelPod]
+	return n
+}
+
+// seriesEstimate is about how many series s selects: its level's entities
+// (1 for a level the topology does not count), times splitFactor for each
+// label below the entity.
+func seriesEstimate(s spec, entities map[catalog.Level]int) float64 {
+	return float64(max(entities[s.level], 1)) * math.Pow(splitFactor, float64(s.splits))
 }
 
 // rows resolves raw series to entities and combines those of one row.
