@@ -67,6 +67,9 @@ fuzz:
 	$(GO) test ./internal/ingest/push -run '^$$' -fuzz '^FuzzPushBody$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/ingest/remotewrite -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/logsignals -run '^$$' -fuzz '^FuzzMatchText$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/logsignals -run '^$$' -fuzz '^FuzzSeverityOf$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/logtemplates -run '^$$' -fuzz '^FuzzAdd$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/logtemplates -run '^$$' -fuzz '^FuzzMask$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/redact -run '^$$' -fuzz '^FuzzString$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/redact -run '^$$' -fuzz '^FuzzValueJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/redact -run '^$$' -fuzz '^FuzzJSONParser$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x

@@ -24,6 +24,27 @@
 // metrics do not cover. rank.go merges, explains away and weighs the
 // candidates into the Report.
 //
+// # The generic layer's evidence beyond spreads
+//
+//   - Log templates (generic_logs.go). internal/logsignals counts the
+//     warning and error records of each service by template (Drain):
+//     vigil_log_templates_total. Counts are Poisson, so a template's rise is
+//     tested as one: with the same rate throughout, the records after a split
+//     are binomial among all of them with the share of the logs' covered
+//     time after it. Every step the logs cover is tried as the split (their
+//     change does not wait for 1-minute metric rows), and the best p-value
+//     is multiplied by the splits and by the entity's templates tried
+//     (Bonferroni); bursts (a batch job's forty lines at once) are divided
+//     out by the counts' quasi-Poisson dispersion about the two rates. What
+//     is left becomes a standard normal deviate, ranked next to the metrics'
+//     robust spreads; the cause's evidence is the template, its counts before
+//     and after, and the query. No template tested, or p ≥ 0.5, no score.
+//   - Quantiles of few requests (generic.go, thinQuantiles). A summary's
+//     quantile q whose _count rose by n since its previous sample has n(1-q)
+//     observations above it; under one it is the slowest request, not the
+//     service's latency, and the reading is not judged (a service called
+//     a few times a minute: p99 5 ms one minute, 28 s the next).
+//
 // It reads through storage.Queryable only (the embedded store, files loaded
 // into a temporary one, or a remote Prometheus-compatible API), raw samples
 // aligned on its own steps, so every backend gives the same answer; it

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +21,9 @@ import (
 type genericSeries struct {
 	entity, name string
 	v            []float64
+	// log marks a log template's count: it helps find the onset, and is
+	// judged by its own test (logTemplateScores), not by spreads.
+	log bool
 }
 
 // genericFloor keeps a flat series' tiny moves from scoring: 1% of its
@@ -56,20 +60,38 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 	for i, s := range series {
 		vals[i] = s.v
 	}
+	metricSeries := make([]genericSeries, 0, len(series))
+	for _, s := range series {
+		if !s.log {
+			metricSeries = append(metricSeries, s)
+		}
+	}
 	onset, ok := detect.CommonOnset(vals, detect.OnsetOptions{})
 	if !ok {
 		// No series shifted for good: the change, if any, is small. Rank
 		// around where the series' change probabilities pile up; the
 		// deviations, and so the confidences, will be small too.
-		if onset, ok = likeliestChange(vals); !ok {
-			return nil, nil
+		onset, ok = likeliestChange(vals)
+	}
+	var scores []genericScore
+	if ok {
+		if first := firstReading(vals); onset-first < shortHistory && len(metricSeries) > 0 {
+			v.warnf("the generic layer had %d readings (%s) before the onset at %s to judge each series by: spreads from so few are rough",
+				onset-first, time.Duration(onset-first)*v.step, v.time(onset).Format(time.TimeOnly))
 		}
+		scores = scoreEntities(metricSeries, onset)
 	}
-	if first := firstReading(vals); onset-first < shortHistory {
-		v.warnf("the generic layer had %d readings (%s) before the onset at %s to judge each series by: spreads from so few are rough",
-			onset-first, time.Duration(onset-first)*v.step, v.time(onset).Format(time.TimeOnly))
+	logs, err := v.logTemplateScores(ctx, names)
+	if err != nil {
+		return nil, err
 	}
-	scores := scoreEntities(series, onset)
+	scores, usedLogs := mergeLogScores(scores, logs)
+	if len(scores) == 0 {
+		return nil, nil
+	}
+	if !ok {
+		onset = scores[0].first // the logs' rise is the only change
+	}
 	ranked := make([]genericRanked, 0, len(scores))
 	for i, s := range scores {
 		if s.z <= 0 {
@@ -84,7 +106,13 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 		if i > 0 {
 			conf *= math.Min(1, s.z/scores[0].z)
 		}
-		ranked = append(ranked, genericRanked{genericScore: s, conf: conf})
+		r := genericRanked{genericScore: s, conf: conf}
+		if l, ok := usedLogs[s.entity]; ok {
+			r.evidence = []Evidence{v.logEvidence(label, l)}
+			r.headline = fmt.Sprintf("%s %s: %s records of one template rose", label, s.entity, l.severity)
+			r.action = fmt.Sprintf("read %s %s's %s records since %s: %q", label, s.entity, l.severity, v.time(l.at).Format("15:04:05"), l.template)
+		}
+		ranked = append(ranked, r)
 	}
 	if v.hasGraph() {
 		g, err := v.serviceGraph(ctx)
@@ -95,7 +123,11 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 	}
 	out := make([]*candidate, 0, len(ranked))
 	for _, r := range ranked {
-		out = append(out, v.genericCandidate(r, onset, label))
+		since := onset
+		if _, ok := usedLogs[r.entity]; ok {
+			since = r.first // where its logs rose
+		}
+		out = append(out, v.genericCandidate(r, since, label))
 	}
 	return out, nil
 }
@@ -156,6 +188,13 @@ func scoreEntities(series []genericSeries, onset int) []genericScore {
 	for _, s := range best {
 		scores = append(scores, s)
 	}
+	sortScores(scores)
+	return scores
+}
+
+// sortScores orders scores best first: the largest deviation, then the
+// earliest, then by entity.
+func sortScores(scores []genericScore) {
 	slices.SortFunc(scores, func(a, b genericScore) int {
 		if c := cmp.Compare(b.z, a.z); c != 0 {
 			return c
@@ -165,7 +204,6 @@ func scoreEntities(series []genericSeries, onset int) []genericScore {
 		}
 		return cmp.Compare(a.entity, b.entity)
 	})
-	return scores
 }
 
 // genericCandidate writes a ranked entity as a metric_anomaly candidate.
@@ -346,9 +384,10 @@ func entityLabels(label string) []string {
 // (by name: _total, _count, _bucket skipped) become increases, a _sum
 // with its _count becomes the mean per event.
 func genericSeriesOf(raw []rawSeries, entityLabels []string) []genericSeries {
-	type key struct{ base, rest, ent, short string }
-	sums, counts := map[key][]float64{}, map[key][]float64{}
+	type key = seriesKey
+	sums, counts, countValues := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
 	var out []genericSeries
+	var quantiles []summaryQuantile
 	for _, r := range raw {
 		name := r.lset.Get(model.MetricNameLabel)
 		var ent string
@@ -366,15 +405,24 @@ func genericSeriesOf(raw []rawSeries, entityLabels []string) []genericSeries {
 			sums[key{strings.TrimSuffix(name, "_sum"), rest, ent, strings.Replace(short, "_sum", "_mean", 1)}] = increases(r.v)
 			continue
 		case strings.HasSuffix(name, "_count"):
-			counts[key{strings.TrimSuffix(name, "_count"), rest, ent, strings.Replace(short, "_count", "_mean", 1)}] = increases(r.v)
-			out = append(out, genericSeries{ent, short, increases(r.v)})
+			k := key{strings.TrimSuffix(name, "_count"), rest, ent, strings.Replace(short, "_count", "_mean", 1)}
+			counts[k], countValues[k] = increases(r.v), r.v
+			out = append(out, genericSeries{entity: ent, name: short, v: increases(r.v)})
 			continue
 		case strings.HasSuffix(name, "_total"):
-			out = append(out, genericSeries{ent, short, increases(r.v)})
+			out = append(out, genericSeries{entity: ent, name: short, v: increases(r.v), log: name == metricLogTemplates})
 			continue
 		}
-		out = append(out, genericSeries{ent, short, r.v})
+		if q, err := strconv.ParseFloat(r.lset.Get("quantile"), 64); err == nil && q > 0 && q < 1 {
+			// A summary's quantile: judged with its _count (thinQuantiles).
+			family := labels.NewBuilder(r.lset).Del("quantile").Labels()
+			rest := labels.NewBuilder(family).Del(model.MetricNameLabel).Labels().String()
+			short := strings.Replace(shortName(family, entityLabels...), name, name+"_mean", 1)
+			quantiles = append(quantiles, summaryQuantile{at: len(out), q: q, count: key{name, rest, ent, short}})
+		}
+		out = append(out, genericSeries{entity: ent, name: short, v: r.v})
 	}
+	thinQuantiles(out, quantiles, countValues)
 	for k, s := range sums {
 		c, ok := counts[k]
 		if !ok {
@@ -386,8 +434,59 @@ func genericSeriesOf(raw []rawSeries, entityLabels []string) []genericSeries {
 				mean[i] = s[i] / c[i]
 			}
 		}
-		out = append(out, genericSeries{k.ent, k.short, mean})
+		out = append(out, genericSeries{entity: k.ent, name: k.short, v: mean})
 	}
 	slices.SortFunc(out, func(a, b genericSeries) int { return cmp.Compare(a.name, b.name) })
 	return slices.DeleteFunc(out, func(s genericSeries) bool { return s.entity == "" })
+}
+
+// summaryQuantile is a summary's quantile series among the generic ones:
+// its index, its quantile, and the key of its family's _count.
+type summaryQuantile struct {
+	at    int
+	q     float64
+	count seriesKey
+}
+
+// seriesKey names a series of a family (base) by its other labels (rest),
+// entity and short name: a histogram's or summary's _sum and _count.
+type seriesKey struct{ base, rest, ent, short string }
+
+// thinQuantiles blanks the readings of summary quantiles that too few
+// requests are behind. A quantile q of n observations has n(1-q) of them
+// above it; under one, it is the slowest request or so, and says nothing
+// of the service's latency (a service called a few times a minute shows
+// a p99 of 5 ms one minute and 28 s the next). The observations behind a
+// reading are its family's _count's rise from its previous sample to the
+// one read with it: the alignment holds a sample for the steps until the
+// next, so the rise is taken where the count changes and held with it. A
+// reading with no rise known (the count's first sample) and a quantile
+// with no _count are left as they are.
+func thinQuantiles(out []genericSeries, qs []summaryQuantile, countValues map[seriesKey][]float64) {
+	for _, sq := range qs {
+		cv, ok := countValues[sq.count]
+		if !ok {
+			continue
+		}
+		v := out[sq.at].v
+		behind := math.NaN() // the held sample's rise
+		prev := math.NaN()   // the count's previous distinct value
+		for i := range v {
+			switch c := cv[i]; {
+			case math.IsNaN(c):
+				behind = math.NaN()
+			case math.IsNaN(prev):
+				prev = c
+			case c != prev:
+				behind = c - prev
+				if c < prev {
+					behind = c // a restart counts from zero
+				}
+				prev = c
+			}
+			if !math.IsNaN(v[i]) && !math.IsNaN(behind) && behind*(1-sq.q) < 1 {
+				v[i] = math.NaN()
+			}
+		}
+	}
 }

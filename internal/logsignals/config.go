@@ -4,15 +4,17 @@ import "fmt"
 
 // Config is the user's configuration of log-derived signals.
 type Config struct {
-	// MaxSeries bounds the series of vigil_log_events_total and
-	// vigil_log_xid_total together; events of new series past it are
-	// counted in the overflow series.
+	// MaxSeries bounds the series of vigil_log_events_total,
+	// vigil_log_xid_total and vigil_log_templates_total together; events
+	// of new series past it are counted in the overflow series.
 	MaxSeries int `yaml:"max_series"`
+	// Templates counts the templates of warning and error records.
+	Templates TemplatesConfig `yaml:"templates"`
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{MaxSeries: 10_000}
+	return Config{MaxSeries: 10_000, Templates: TemplatesConfig{Enabled: true, MaxPerService: 200}}
 }
 
 // UnmarshalYAML copies the defaults in, decodes the fields the document
@@ -41,5 +43,5 @@ func (c Config) Validate() error {
 	if c.MaxSeries < 1 {
 		return &FieldError{Field: "max_series", Msg: fmt.Sprintf("must be at least 1, got %d", c.MaxSeries)}
 	}
-	return nil
+	return c.Templates.validate()
 }

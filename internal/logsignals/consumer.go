@@ -25,6 +25,9 @@ const (
 	MetricEvents = "vigil_log_events_total"
 	// MetricXID counts XID lines by node, XID code and PCI address.
 	MetricXID = "vigil_log_xid_total"
+	// MetricTemplates counts warning and error records by entity, level
+	// and template.
+	MetricTemplates = "vigil_log_templates_total"
 	// OverflowLabel marks the overflow series (value "true"), as the
 	// OpenTelemetry Collector's connectors do.
 	OverflowLabel = "otel_metric_overflow"
@@ -33,6 +36,7 @@ const (
 var (
 	metaEvents = metadata.Metadata{Type: model.MetricTypeCounter, Help: "Log records that show an event (NCCL timeout or error, CUDA error or OOM, OOM kill, XID, HTTP 5xx, GPU fallen off the bus), by entity."}
 	metaXID    = metadata.Metadata{Type: model.MetricTypeCounter, Help: "NVIDIA XID lines in kernel logs, by node, XID code and PCI address of the GPU."}
+	metaTmpl   = metadata.Metadata{Type: model.MetricTypeCounter, Help: "Log records at warning level or above, by entity, level and template (Drain)."}
 )
 
 // maxZeroGap bounds how far before a new series' first count its leading
@@ -61,6 +65,8 @@ type Consumer struct {
 	// startMs is the clock's time at New; lastMs is the timestamp of the
 	// last write (0: none yet).
 	startMs, lastMs int64
+	// miners mine each service's templates (templates.go).
+	miners map[entity]*miner
 }
 
 // series is one counter's running total.
@@ -95,7 +101,7 @@ func New(cfg Config, app storage.AppendableV2, now func() time.Time, logger *slo
 	}
 	return &Consumer{
 		cfg: cfg, app: app, now: now, logger: logger.With("component", "logsignals"), m: m,
-		series: map[string]*series{}, startMs: now().UnixMilli(),
+		series: map[string]*series{}, startMs: now().UnixMilli(), miners: map[entity]*miner{},
 	}, nil
 }
 
@@ -116,10 +122,12 @@ func entityOf(res pcommon.Map) entity {
 	return e
 }
 
-// hit is a record that matched.
+// hit is a record that matched, or one to mine (sev at least warn).
 type hit struct {
 	ent *entity
 	m   Match
+	sev Severity
+	msg string
 }
 
 // ConsumeLogs counts the events of ld's records and appends every series
@@ -143,14 +151,21 @@ func (c *Consumer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 			for k := range lrs.Len() {
 				lr := lrs.At(k)
 				m := MatchRecord(lr)
-				if m.Events.Empty() {
+				var sev Severity
+				var msg string
+				if c.cfg.Templates.Enabled {
+					if sev, msg = severityOf(lr); sev < SeverityWarn || msg == "" {
+						sev, msg = SeverityUnknown, ""
+					}
+				}
+				if m.Events.Empty() && msg == "" {
 					continue
 				}
 				if ent == nil {
 					e := entityOf(rl.Resource().Attributes())
 					ent = &e
 				}
-				hits = append(hits, hit{ent: ent, m: m})
+				hits = append(hits, hit{ent: ent, m: m, sev: sev, msg: msg})
 				newest = max(newest, recordTime(lr))
 			}
 		}
@@ -159,11 +174,14 @@ func (c *Consumer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	if len(hits) == 0 {
 		return nil
 	}
-	c.m.matched.Add(float64(len(hits)))
+	c.m.matched.Add(float64(matched(hits)))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, h := range hits {
 		c.count(h)
+		if h.msg != "" {
+			c.countTemplate(h)
+		}
 	}
 	c.m.series.Set(float64(len(c.series)))
 	c.write(ctx, newest)

@@ -2,6 +2,7 @@ package logsignals
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/prometheus/prometheus/model/histogram"
@@ -46,23 +47,47 @@ func benchLogs(n int) plog.Logs {
 	return ld
 }
 
+// BenchmarkConsumeLogs reads the usual mix with the template miner on
+// (the default) and off, and a mix where one record in ten is a warning
+// or an error of a dozen templates, each mined.
 func BenchmarkConsumeLogs(b *testing.B) {
 	const batch = 1000
-	ld := benchLogs(batch)
-	c, err := New(DefaultConfig(), discardApp{}, nil, nil, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
-		if err := c.ConsumeLogs(ctx, ld); err != nil {
-			b.Fatal(err)
+	warnings := benchLogs(batch)
+	lrs := warnings.ResourceLogs().At(0).ScopeLogs().At(0).LogRecords()
+	for i := range lrs.Len() {
+		if i%10 == 3 {
+			lrs.At(i).Body().SetStr(fmt.Sprintf("2026-11-12 02:47:%02d,118 %s [worker-%d] c.v.Shard%d - request %d for shard-%d failed after %d ms",
+				i%60, []string{"WARN", "ERROR"}[i%2], i%8, i%12, i, i%12, 100+i))
 		}
-		n += batch
 	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
+	off := DefaultConfig()
+	off.Templates.Enabled = false
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		ld   plog.Logs
+	}{
+		{"mix", DefaultConfig(), benchLogs(batch)},
+		{"mix_templates_off", off, benchLogs(batch)},
+		{"warnings_10pct", DefaultConfig(), warnings},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			c, err := New(tc.cfg, discardApp{}, nil, nil, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				if err := c.ConsumeLogs(ctx, tc.ld); err != nil {
+					b.Fatal(err)
+				}
+				n += batch
+			}
+			b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "records/s")
+		})
+	}
 }
 
 func BenchmarkMatchText(b *testing.B) {

@@ -1,7 +1,9 @@
 // Package logsignals turns log records into counters the diagnosis can
 // use: NCCL timeouts and errors, CUDA errors and out-of-memory, OOM kills,
 // NVIDIA XIDs from kernel logs, HTTP 5xx responses, GPUs fallen off the
-// bus. It owns the patterns (MatchText, MatchRecord), the running totals
+// bus; and the templates of warning and error records (with
+// internal/logtemplates' Drain miner). It owns the patterns (MatchText,
+// MatchRecord), the levels (severity.go), the running totals
 // and their cardinality bound, and writes them into a metric store
 // (storage.AppendableV2). It does not receive, store, index or redact
 // logs (internal/ingest/otlp, internal/traces, internal/redact), nor
@@ -11,6 +13,7 @@
 //
 //	vigil_log_events_total{event, node, namespace, pod, service}
 //	vigil_log_xid_total{node, xid, pci}
+//	vigil_log_templates_total{node, namespace, pod, service, severity, template}
 //
 // event is one of nccl_timeout, nccl_error, cuda_error, cuda_oom,
 // oom_killed, xid, http_5xx, gpu_fell_off_bus, system_oom (an OOM kill
@@ -22,6 +25,29 @@
 // together; a new series past it counts in an overflow series labelled
 // otel_metric_overflow="true" (vigil_log_events_total keeps its event
 // label there, vigil_log_xid_total keeps none).
+//
+// # Templates
+//
+// A record's level is its SeverityNumber (OpenTelemetry's ranges), else
+// its SeverityText, else a structured body's level field (level, lvl,
+// severity, loglevel, log.level, levelname; a map body, or a JSON object
+// in text), else the text's: a level word among its first six tokens,
+// bare or bracketed ("ERROR", "[WARN]", "ERROR:root:"), a level=… pair
+// (logfmt, Go's slog), klog's and glog's leading letter ("E1112 …"). A
+// record at warning level or above (severity warn, error or fatal) is
+// mined: its message (the text, or a structured body's message field) goes
+// to its service's Drain miner (the pod's, or the node's, where it names
+// no service), and its template's series counts it. The template label is
+// the cluster's template when the series was made, so that a template that
+// generalises later keeps counting where it did. Records below warning
+// are the bulk of any output and say nothing went wrong on their own: they
+// are not mined; a one-pass gate (no level word of warning or above
+// anywhere in the text) skips them without decoding JSON.
+// Templates.MaxPerService bounds each miner (the least recently seen
+// template goes); MaxSeries bounds the series, as for the events.
+// BenchmarkConsumeLogs: the GPU cluster's mix 1.50 M records/s with the
+// miner on, 1.75 M with it off; with one record in ten a warning or an
+// error, 1.07 M.
 //
 // # Matching
 //
@@ -85,4 +111,6 @@
 //     limit) is node_memory_pressure on its node.
 //   - http_5xx of a service the service graph does not cover is
 //     error_rate_high when its count per step jumps.
+//   - vigil_log_templates_total is the generic layer's (--entity-label):
+//     a template whose records rose ranks its service (generic_logs.go).
 package logsignals

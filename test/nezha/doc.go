@@ -11,8 +11,9 @@
 // most, in robust spreads of the minutes before the injection (the largest
 // over its columns of |median after − median before| / MAD before, with a
 // floor of 1 % of the median). A day is scored on its metrics alone, and
-// again with its logs (per-minute counts of each template) or its calls'
-// latencies (servicegraph series) where it has them. Nezha itself, which also
+// again with its logs (OTLP JSON logs, whose warning and error templates
+// Vigil counts), its traces (OTLP JSON spans) or its calls' latencies
+// (servicegraph series) where it has them, each alone and together. Nezha itself, which also
 // reads traces and logs, reports service-level AS@1 0.93 (Online
 // Boutique) and 0.87 (Train Ticket). The test fails only when the harness
 // does (a file it cannot read, a binary that exits non-zero).

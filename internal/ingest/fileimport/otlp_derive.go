@@ -137,21 +137,29 @@ func newestRecord(ld plog.Logs) time.Time {
 }
 
 // otlpLogsToOpenMetrics derives the log-derived counters from OTLP JSON
-// logs, one export request per line.
+// logs, one export request per line. The counters start where the logs
+// do: the consumer is made at the first line's time, as a server's starts
+// counting when it starts receiving, so a series' leading zero lies in the
+// logs' own time, not minutes before them.
 func otlpLogsToOpenMetrics(name string, data []byte) ([]byte, error) {
 	app := &captureAppender{}
 	var now time.Time
-	c, err := logsignals.New(logsignals.DefaultConfig(), appendable{app}, func() time.Time { return now }, nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s: log signals: %w", name, err)
-	}
+	var c *logsignals.Consumer
 	var um plog.JSONUnmarshaler
-	err = eachLine(name, "logs", data, func(line []byte) (time.Time, func() error, error) {
+	err := eachLine(name, "logs", data, func(line []byte) (time.Time, func() error, error) {
 		ld, err := um.UnmarshalLogs(line)
 		if err != nil {
 			return time.Time{}, nil, err
 		}
-		return newestRecord(ld), func() error { return c.ConsumeLogs(context.Background(), ld) }, nil
+		return newestRecord(ld), func() error {
+			if c == nil {
+				var err error
+				if c, err = logsignals.New(logsignals.DefaultConfig(), appendable{app}, func() time.Time { return now }, nil, nil); err != nil {
+					return fmt.Errorf("log signals: %w", err)
+				}
+			}
+			return c.ConsumeLogs(context.Background(), ld)
+		}, nil
 	}, &now)
 	if err != nil {
 		return nil, err

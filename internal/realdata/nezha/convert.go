@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -19,11 +18,6 @@ type CaseOptions struct {
 	// The case starts After past the previous injection, or where the data
 	// does.
 	After time.Duration
-	// Logs adds the day's log lines as nezha_log_lines{service, pod,
-	// template}: at each of a pod's metric rows, its lines of each
-	// template (LogTemplate) in the whole minute before the row's (none
-	// when the day has no logs).
-	Logs bool
 	// Graph adds the calls between services (Day.Edges) as the
 	// OpenTelemetry servicegraph connector's series: per call and row, the
 	// server's requests in that minute (its PodWorkload(Ops) × 60, 1 where
@@ -31,7 +25,7 @@ type CaseOptions struct {
 	// latency times them as traces_service_graph_request_server_seconds.
 	Graph bool
 	// NoMetrics leaves the pods' metric columns out, for a modality alone
-	// (the logs; the traces are WriteTraces').
+	// (the logs are WriteLogs', the traces WriteTraces').
 	NoMetrics bool
 }
 
@@ -99,44 +93,123 @@ func (d *Day) WriteCase(w io.Writer, i int, o CaseOptions) (Case, error) {
 		cols = nil
 	}
 	var buf []byte
-	for _, col := range cols {
-		name := MetricName(col)
-		fmt.Fprintf(bw, "# TYPE %s gauge\n", name)
+	put := func(head string, t time.Time, v float64) {
+		buf = append(buf[:0], head...)
+		buf = openmetrics.AppendValue(buf, v)
+		buf = append(buf, ' ')
+		buf = openmetrics.AppendSeconds(buf, t.UnixMilli())
+		buf = append(buf, '\n')
+		_, _ = bw.Write(buf) // a bufio.Writer keeps its first error for Flush
+	}
+	inCase := func(t time.Time) bool { return !t.Before(from) && !t.After(to) }
+	podHead := func(name string, p *Pod, extra string) string {
+		return name + "{" + EntityLabel + `="` + openmetrics.EscapeLabelValue(p.Service) + `",pod="` + openmetrics.EscapeLabelValue(p.Name) + `"` + extra + "} "
+	}
+	for _, fam := range families(cols) {
+		if fam.quantiles == nil {
+			fmt.Fprintf(bw, "# TYPE %s gauge\n", fam.name)
+		} else {
+			fmt.Fprintf(bw, "# TYPE %s summary\n", fam.name)
+		}
 		for _, p := range d.Pods {
-			vals, ok := p.Columns[col]
-			if !ok {
-				continue
-			}
-			head := name + "{" + EntityLabel + `="` + openmetrics.EscapeLabelValue(p.Service) + `",pod="` + openmetrics.EscapeLabelValue(p.Name) + `"} `
-			n := 0
-			for k, t := range p.Times {
-				if t.Before(from) || t.After(to) || math.IsNaN(vals[k]) {
+			wrote := false
+			for k, col := range fam.cols {
+				vals, ok := p.Columns[col]
+				if !ok {
 					continue
 				}
-				buf = append(buf[:0], head...)
-				buf = openmetrics.AppendValue(buf, vals[k])
-				buf = append(buf, ' ')
-				buf = openmetrics.AppendSeconds(buf, t.UnixMilli())
-				buf = append(buf, '\n')
-				_, _ = bw.Write(buf) // a bufio.Writer keeps its first error for Flush
-				n++
+				extra := ""
+				if fam.quantiles != nil {
+					extra = `,quantile="` + fam.quantiles[k] + `"`
+				}
+				head := podHead(fam.name, p, extra)
+				n := 0
+				for i, t := range p.Times {
+					if inCase(t) && !math.IsNaN(vals[i]) {
+						put(head, t, vals[i])
+						n++
+					}
+				}
+				if n > 0 {
+					c.Series++
+					c.Samples += n
+					wrote = true
+				}
 			}
-			if n > 0 {
-				c.Series++
-				c.Samples += n
+			// A summary's _count: the requests its quantiles are of.
+			ops, ok := p.Columns[workloadColumn]
+			if fam.quantiles == nil || !wrote || !ok {
+				continue
 			}
+			head := podHead(fam.name+"_count", p, "")
+			total, n := 0.0, 0
+			for i, t := range p.Times {
+				if i > 0 && !math.IsNaN(ops[i]) {
+					total += ops[i] * t.Sub(p.Times[i-1]).Seconds()
+				}
+				if inCase(t) {
+					put(head, t, total)
+					n++
+				}
+			}
+			c.Series++
+			c.Samples += n
 		}
 	}
 	if o.Graph && d.Edges != nil {
 		series, samples := d.writeGraph(bw, from, to)
 		c.Series, c.Samples = c.Series+series, c.Samples+samples
 	}
-	if o.Logs && d.Logs != nil {
-		series, samples := d.writeLogs(bw, from, to)
-		c.Series, c.Samples = c.Series+series, c.Samples+samples
-	}
 	bw.WriteString("# EOF\n")
 	return c, bw.Flush()
+}
+
+// family is one metric family of the pods' columns: a gauge of one
+// column, or a summary of the latency quantiles of one side (quantiles
+// the labels of cols).
+type family struct {
+	name      string
+	cols      []string
+	quantiles []string
+}
+
+// latencyQuantile reads a latency quantile column
+// ("PodClientLatencyP90(s)"): its summary's name and its quantile.
+func latencyQuantile(col string) (name, q string, ok bool) {
+	base, ok := strings.CutSuffix(col, "(s)")
+	if !ok {
+		return "", "", false
+	}
+	i := strings.LastIndex(base, "LatencyP")
+	if i < 0 || len(base) != i+len("LatencyP")+2 {
+		return "", "", false
+	}
+	digits := base[i+len("LatencyP"):]
+	if digits[0] < '0' || digits[0] > '9' || digits[1] < '0' || digits[1] > '9' {
+		return "", "", false
+	}
+	return MetricName(base[:i+len("Latency")] + "(s)"), "0." + strings.TrimSuffix(digits, "0"), true
+}
+
+// families groups the columns into metric families, in column order: the
+// latency quantiles of each side one summary, the others a gauge each.
+func families(cols []string) []family {
+	var out []family
+	at := map[string]int{}
+	for _, col := range cols {
+		if name, q, ok := latencyQuantile(col); ok {
+			if i, ok := at[name]; ok {
+				out[i].cols = append(out[i].cols, col)
+				out[i].quantiles = append(out[i].quantiles, q)
+				continue
+			}
+			at[name] = len(out)
+			out = append(out, family{name: name, cols: []string{col}, quantiles: []string{q}})
+			continue
+		}
+		out = append(out, family{name: MetricName(col), cols: []string{col}})
+	}
+	return out
 }
 
 // workloadColumn is a pod's requests per second.
@@ -209,47 +282,6 @@ func (d *Day) writeGraph(bw *bufio.Writer, from, to time.Time) (series, samples 
 		put("traces_service_graph_request_server_seconds_bucket", e.head+`,le="+Inf"} `, e.ts, e.count)
 		put("traces_service_graph_request_server_seconds_sum", e.head+"} ", e.ts, e.sum)
 		put("traces_service_graph_request_server_seconds_count", e.head+"} ", e.ts, e.count)
-	}
-	return series, samples
-}
-
-// writeLogs writes the log-line counts of the case's rows (CaseOptions.Logs)
-// and returns how many series and samples it wrote.
-func (d *Day) writeLogs(bw *bufio.Writer, from, to time.Time) (series, samples int) {
-	const name = "nezha_log_lines"
-	fmt.Fprintf(bw, "# TYPE %s gauge\n", name)
-	var buf []byte
-	for _, p := range d.Pods {
-		byMin := d.Logs[p.Name]
-		var tmpls []string
-		for _, m := range byMin {
-			for k := range m {
-				if !slices.Contains(tmpls, k) {
-					tmpls = append(tmpls, k)
-				}
-			}
-		}
-		slices.Sort(tmpls)
-		for _, tmpl := range tmpls {
-			head := name + "{" + EntityLabel + `="` + openmetrics.EscapeLabelValue(p.Service) + `",pod="` + openmetrics.EscapeLabelValue(p.Name) +
-				`",template="` + openmetrics.EscapeLabelValue(tmpl) + `"} `
-			series++
-			for _, t := range p.Times {
-				if t.Before(from) || t.After(to) {
-					continue
-				}
-				// The whole minute before the row's: the row's own is not
-				// over when it is taken.
-				n := byMin[t.Add(-time.Minute).UnixNano()/int64(time.Minute)][tmpl]
-				buf = append(buf[:0], head...)
-				buf = openmetrics.AppendValue(buf, float64(n))
-				buf = append(buf, ' ')
-				buf = openmetrics.AppendSeconds(buf, t.UnixMilli())
-				buf = append(buf, '\n')
-				_, _ = bw.Write(buf)
-				samples++
-			}
-		}
 	}
 	return series, samples
 }

@@ -12,9 +12,18 @@
 // metric/<pod>_metric.csv, one row a minute per pod: CPU, memory, syscalls,
 // network, client and server latency P90/P95/P99, workload and success
 // rate, and columns of the pod's node (NodeCpuUsageRate(%), ...) that every
-// pod on that node shares; and, where the day has them (Train Ticket),
-// log/*.csv, the containers' log lines, counted per pod, minute and
-// template (the level and the source location that wrote the line); and,
+// pod on that node shares: each column a gauge, but each side's latency
+// quantiles one Prometheus summary (nezha_pod_client_latency_seconds
+// {quantile="0.9"|"0.95"|"0.99"}, the same for server), whose _count is
+// the pod's workload times the rows' interval, summed: the requests the
+// quantiles are of, as an exporter's summary has them (the data set counts
+// a pod's requests served, not its calls out: the client side's count is
+// that proxy); and, where the day has them (Train Ticket), log/*.csv, the
+// containers' log lines, which WriteLogs writes as OTLP JSON logs (a
+// resource per pod, the text the container wrote as the body, no
+// severity), batched as a Collector's filelog receiver and file exporter
+// write them, for `vigil diagnose --input` to count their templates as
+// `vigil serve` would (internal/logsignals); and,
 // where the day has it (Online Boutique), metric/destination_50.csv, each
 // call's median latency a minute, for the service graph; and, where the
 // day has them (Train Ticket), trace/*.csv, the spans (trace, span and
@@ -38,6 +47,8 @@
 //     nothing, and it is written like the others.
 //   - A few rows of the log files are two lines run together, which is no
 //     CSV: they are skipped and counted.
+//   - Consecutive log files overlap by a second or so: a line in two files
+//     is kept once, and counted.
 //
 // # A fault as a case
 //
@@ -51,10 +62,12 @@
 //
 // # Modalities
 //
-// Run scores each modality alone and together: the pods' metrics, the log
-// template counts, the traces, the calls' latencies (Online Boutique),
-// metrics with traces, and all three. The data set records spans for only
-// about three minutes around each injection (from a minute or so before
-// it): a case with traces is diagnosed where its spans end, at the span
-// metrics' 15 s (Case.Step), or every span series would seem to stop.
+// Run scores each modality alone and together: the pods' metrics, the
+// logs, the traces, the calls' latencies (Online Boutique), metrics with
+// logs, metrics with traces, and all three. The data set records spans and
+// log lines for only about three minutes around each injection (from a
+// minute or so before it): a case with traces is diagnosed where its
+// spans end, or every span series would seem to stop; the logs or the
+// traces alone are diagnosed at the span metrics' 15 s (Case.Step), with
+// the metrics at their rows' minute.
 package nezha

@@ -12,7 +12,7 @@ import (
 
 // FuzzLoad feeds a day's metric file, log file, call latencies and trace
 // file arbitrary bytes: Load returns a day or an error, never panics, and
-// a day it returns writes its cases and traces.
+// a day it returns writes its cases, traces and logs.
 func FuzzLoad(f *testing.F) {
 	f.Add([]byte(header+"2024-05-01 10:00:19.6 +0000 UTC m=+0.1,1,frontend-579b9bff58-t2dbm,1,0.1,0,3\n"),
 		[]byte("Timestamp,TimeUnixNano,Node,PodName,Container,TraceID,SpanID,Log\nx,1,n,frontend-579b9bff58-t2dbm,c,t,s,\"{\"\"log\"\":\"\"1 INFO a#1 x\"\"}\"\n"),
@@ -43,7 +43,8 @@ func FuzzLoad(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_, _ = d.WriteCase(io.Discard, 0, nezha.CaseOptions{Logs: true, Graph: true})
+		_, _ = d.WriteCase(io.Discard, 0, nezha.CaseOptions{Graph: true})
 		_, _, _ = d.WriteTraces(io.Discard, time.Unix(0, 0), time.Unix(1<<40, 0))
+		_, _, _ = d.WriteLogs(io.Discard, time.Unix(0, 0), time.Unix(1<<40, 0))
 	})
 }

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"go.opentelemetry.io/collector/pdata/pcommon"
 )
 
 // Fault is one injected fault.
@@ -45,9 +47,9 @@ type Day struct {
 	// (metric/destination_50.csv, Online Boutique); nil when the day has
 	// none.
 	Edges []*Edge
-	// Logs counts the day's log lines (log/*.csv) per pod, minute (Unix
-	// seconds / 60) and template (LogTemplate); nil when the day has none.
-	Logs map[string]map[int64]map[string]int
+	// logs are the day's log lines (log/*.csv) in time order; nil when the
+	// day has none.
+	logs []LogLine
 	// traces are the day's spans (trace/*.csv), a file (a minute) each;
 	// nil when the day has none.
 	traces []traceFile
@@ -304,55 +306,58 @@ func readPod(path string) (_ *Pod, off bool, err error) {
 	return p, off, nil
 }
 
-// levels are the log levels a template starts with.
-var levels = []string{"ERROR", "WARN", "INFO", "DEBUG", "TRACE"}
-
-// LogTemplate returns a log line's template: its level and the source
-// location that wrote it ("16:42:22.382 INFO  t.s.TravelServiceImpl#532
-// ..." → "INFO t.s.TravelServiceImpl#532"), as Train Ticket's Logback
-// layout gives them; the level alone when there is no location, "other"
-// without a level. One statement in the code is one template: Nezha's
-// root causes are the code regions between two of them.
-func LogTemplate(line string) string {
-	fs := strings.Fields(line)
-	switch {
-	case len(fs) < 2 || !slices.Contains(levels, fs[1]):
-		return "other"
-	case len(fs) > 2 && strings.Contains(fs[2], "#"):
-		return fs[1] + " " + fs[2]
-	}
-	return fs[1]
-}
-
-// readLogs counts the lines of dir's log files (Timestamp, TimeUnixNano,
+// readLogs reads the lines of dir's log files (Timestamp, TimeUnixNano,
 // Node, PodName, Container, TraceID, SpanID, Log: the container's JSON
 // line, whose "log" is "16:42:22.382 INFO  t.s.TravelServiceImpl#532 ...").
+// A line that two files hold (their minutes overlap by a second or so) is
+// kept once.
 func (d *Day) readLogs(dir string) error {
 	files, err := filepath.Glob(filepath.Join(dir, "*.csv"))
 	if err != nil || len(files) == 0 {
 		return err
 	}
 	slices.Sort(files)
-	d.Logs = map[string]map[int64]map[string]int{}
 	var st logStats
+	seen := map[logKey]bool{}
 	for _, path := range files {
-		if err := d.readLogFile(path, &st); err != nil {
+		if err := d.readLogFile(path, &st, seen); err != nil {
 			return err
 		}
 	}
+	slices.SortStableFunc(d.logs, func(a, b LogLine) int { return a.Time.Compare(b.Time) })
 	if st.damaged > 0 {
 		d.Notes = append(d.Notes, fmt.Sprintf("%d rows of the log files are damaged CSV (two lines run together): skipped", st.damaged))
 	}
 	if st.unparsed > 0 {
-		d.Notes = append(d.Notes, fmt.Sprintf("%d of %d log lines are not a container's JSON line: counted as template other", st.unparsed, st.lines))
+		d.Notes = append(d.Notes, fmt.Sprintf("%d of %d log lines are not a container's JSON line: kept as they are", st.unparsed, st.lines))
+	}
+	if st.repeated > 0 {
+		d.Notes = append(d.Notes, fmt.Sprintf("%d log lines are in two files (their minutes overlap): kept once", st.repeated))
 	}
 	return nil
 }
 
-// logStats counts what readLogFile read.
-type logStats struct{ lines, unparsed, damaged int }
+// LogLine is one line a container wrote.
+type LogLine struct {
+	Time time.Time
+	Pod  string
+	// Trace and Span are the ids the line names (zero when none parses).
+	Trace pcommon.TraceID
+	Span  pcommon.SpanID
+	// Body is the line as the container wrote it, without its newline.
+	Body string
+}
 
-func (d *Day) readLogFile(path string, st *logStats) error {
+// logKey tells a line from another.
+type logKey struct {
+	ns        int64
+	pod, body string
+}
+
+// logStats counts what readLogFile read.
+type logStats struct{ lines, unparsed, damaged, repeated int }
+
+func (d *Day) readLogFile(path string, st *logStats, seen map[logKey]bool) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -369,6 +374,8 @@ func (d *Day) readLogFile(path string, st *logStats) error {
 	if tCol < 0 || podCol < 0 || logCol < 0 {
 		return fmt.Errorf("%s: the header has no TimeUnixNano, PodName or Log column", path)
 	}
+	traceCol, spanCol := slices.Index(head, "TraceID"), slices.Index(head, "SpanID")
+	pods := map[string]string{}
 	for {
 		rec, err := r.Read()
 		if errors.Is(err, io.EOF) {
@@ -390,23 +397,32 @@ func (d *Day) readLogFile(path string, st *logStats) error {
 		var entry struct {
 			Log string `json:"log"`
 		}
-		tmpl := "other"
+		body := rec[logCol]
 		if json.Unmarshal([]byte(rec[logCol]), &entry) != nil {
 			st.unparsed++
 		} else {
-			tmpl = LogTemplate(entry.Log)
+			body = strings.TrimRight(entry.Log, "\r\n")
 		}
 		st.lines++
-		byMin := d.Logs[rec[podCol]]
-		if byMin == nil {
-			byMin = map[int64]map[string]int{}
-			d.Logs[rec[podCol]] = byMin
+		pod, ok := pods[rec[podCol]]
+		if !ok {
+			pod = strings.Clone(rec[podCol])
+			pods[pod] = pod
 		}
-		m := ns / int64(time.Minute)
-		if byMin[m] == nil {
-			byMin[m] = map[string]int{}
+		k := logKey{ns, pod, body}
+		if seen[k] {
+			st.repeated++
+			continue
 		}
-		byMin[m][tmpl]++
+		seen[k] = true
+		ll := LogLine{Time: time.Unix(0, ns).UTC(), Pod: pod, Body: strings.Clone(body)}
+		if traceCol >= 0 && !decodeID(ll.Trace[:], rec[traceCol]) {
+			ll.Trace = pcommon.TraceID{} // the line names no trace
+		}
+		if spanCol >= 0 && !decodeID(ll.Span[:], rec[spanCol]) {
+			ll.Span = pcommon.SpanID{}
+		}
+		d.logs = append(d.logs, ll)
 	}
 }
 

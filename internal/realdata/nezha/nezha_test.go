@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog"
 
 	"github.com/vigil-obs/vigil/internal/ingest/fileimport"
 	"github.com/vigil-obs/vigil/internal/realdata/nezha"
@@ -127,6 +129,40 @@ func TestMetricName(t *testing.T) {
 	}
 }
 
+// TestLatencySummaries: each side's latency quantile columns become one
+// Prometheus summary, a quantile label per column, with the pod's requests
+// (its workload × the rows' interval, summed) as the summary's _count, so
+// the diagnosis can tell a quantile of a handful of requests.
+func TestLatencySummaries(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "2024-05-01")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "metric"), 0o755))
+	start := time.Date(2024, 5, 1, 10, 0, 19, 0, time.UTC)
+	var b strings.Builder
+	b.WriteString("Time,TimeStamp,PodName,PodClientLatencyP90(s),PodServerLatencyP90(s),PodClientLatencyP99(s),PodWorkload(Ops)\n")
+	for i := range 20 {
+		ts := start.Add(time.Duration(i) * time.Minute)
+		fmt.Fprintf(&b, "%s m=+1.0,%d,cartservice-579f59597d-wc2lz,0.01,0.02,0.5,0.2\n", ts.Format("2006-01-02 15:04:05.999999999 -0700 MST"), ts.Unix())
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "metric", "cartservice-579f59597d-wc2lz_metric.csv"), []byte(b.String()), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "2024-05-01-fault_list.json"),
+		[]byte(`{"10": [{"inject_time": "2024-05-01 10:10:54", "inject_timestamp": "1", "inject_pod": "cartservice-579f59597d-wc2lz", "inject_type": "return"}]}`), 0o644))
+	d, err := nezha.Load(dir)
+	require.NoError(t, err)
+	var buf bytes.Buffer
+	_, err = d.WriteCase(&buf, 0, nezha.CaseOptions{})
+	require.NoError(t, err)
+	out := buf.String()
+	require.Equal(t, 1, strings.Count(out, "# TYPE nezha_pod_client_latency_seconds summary"), "one family for both client columns")
+	require.Contains(t, out, "# TYPE nezha_pod_server_latency_seconds summary")
+	require.Contains(t, out, `nezha_pod_client_latency_seconds{service="cartservice",pod="cartservice-579f59597d-wc2lz",quantile="0.9"} 0.01 1714557679`)
+	require.Contains(t, out, `nezha_pod_client_latency_seconds{service="cartservice",pod="cartservice-579f59597d-wc2lz",quantile="0.99"} 0.5 1714557679`)
+	require.Contains(t, out, `nezha_pod_client_latency_seconds_count{service="cartservice",pod="cartservice-579f59597d-wc2lz"} 12 1714557679`,
+		"0.2 requests/s for the minute since the row before: 12")
+	require.Contains(t, out, "# TYPE nezha_pod_workload_ops gauge", "the workload stays a column of its own")
+	_, err = fileimport.Read("case.om", &buf, fileimport.DefaultOptions(time.Now()))
+	require.NoError(t, err, "vigil diagnose reads it")
+}
+
 // TestSharedDays reads the days in ../shared/realdata/nezha when they are
 // there (CI has them) and writes every fault's case.
 func TestSharedDays(t *testing.T) {
@@ -150,41 +186,63 @@ func TestSharedDays(t *testing.T) {
 	}
 }
 
-// TestLogs: a day's log lines become per-minute counts of each template
-// (level and source location) at the pods' rows; damaged rows are skipped
-// and reported.
+// TestLogs: a day's log lines become OTLP log records, a resource per pod,
+// the body the container's text with its trace and span; damaged rows are
+// skipped and lines two files hold kept once, both reported; what vigil
+// diagnose reads from them counts the templates.
 func TestLogs(t *testing.T) {
 	dir := writeDay(t, 4, 12, 20, 28)
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "log"), 0o755))
 	line := func(at time.Time, pod, msg string) string {
-		return fmt.Sprintf("%s,%d,10.0.0.1,%s,server,t1,s1,\"{\"\"log\"\":\"\"%s\\n\"\",\"\"stream\"\":\"\"stdout\"\"}\"\n",
-			at.Format(time.RFC3339Nano), at.UnixNano(), pod, msg)
+		return fmt.Sprintf("%s,%d,10.0.0.1,%s,server,%032x,%016x,\"{\"\"log\"\":\"\"%s\\n\"\",\"\"stream\"\":\"\"stdout\"\"}\"\n",
+			at.Format(time.RFC3339Nano), at.UnixNano(), pod, at.Unix(), at.Unix(), msg)
 	}
 	at := time.Date(2024, 5, 1, 10, 22, 30, 0, time.UTC)
-	text := "Timestamp,TimeUnixNano,Node,PodName,Container,TraceID,SpanID,Log\n" +
-		line(at, "frontend-579b9bff58-t2dbm", "10:22:30.001 ERROR f.s.CartImpl#12 cart failed") +
-		line(at.Add(time.Second), "frontend-579b9bff58-t2dbm", "10:22:31.001 ERROR f.s.CartImpl#12 cart failed again") +
+	head := "Timestamp,TimeUnixNano,Node,PodName,Container,TraceID,SpanID,Log\n"
+	first := line(at, "frontend-579b9bff58-t2dbm", "10:22:30.001 ERROR f.s.CartImpl#12 cart 17 failed")
+	text := head + first +
+		line(at.Add(time.Second), "frontend-579b9bff58-t2dbm", "10:22:31.001 ERROR f.s.CartImpl#12 cart 18 failed") +
 		line(at.Add(2*time.Second), "frontend-579b9bff58-t2dbm", "no layout at all") +
 		"2024-05-01T10:22:33Z,1,x,\"broken\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "log", "10_22_log.csv"), []byte(text), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "log", "10_23_log.csv"), []byte(head+first), 0o644))
 	d, err := nezha.Load(dir)
 	require.NoError(t, err)
 	require.Contains(t, d.Notes, "1 rows of the log files are damaged CSV (two lines run together): skipped")
-	var buf bytes.Buffer
-	_, err = d.WriteCase(&buf, 1, nezha.CaseOptions{Logs: true})
-	require.NoError(t, err)
-	out := buf.String()
-	require.Contains(t, out, `nezha_log_lines{service="frontend",pod="frontend-579b9bff58-t2dbm",template="ERROR f.s.CartImpl#12"} 2 1714558999.62`,
-		"the row at 10:23:19 counts the minute 10:22")
-	require.Contains(t, out, `template="other"} 1 1714558999.62`)
-	require.Contains(t, out, `template="ERROR f.s.CartImpl#12"} 0 1714558939.62`, "zero in the minutes without")
+	require.Contains(t, d.Notes, "1 log lines are in two files (their minutes overlap): kept once")
+	require.True(t, d.HasLogs())
+	require.Equal(t, 3, d.CountLogs(at, at.Add(time.Minute)))
 
-	buf.Reset()
-	_, err = d.WriteCase(&buf, 1, nezha.CaseOptions{})
+	var buf bytes.Buffer
+	records, lines, err := d.WriteLogs(&buf, at, at.Add(time.Minute))
 	require.NoError(t, err)
-	require.NotContains(t, buf.String(), "nezha_log_lines")
-	require.Equal(t, "INFO t.s.TravelServiceImpl#532", nezha.LogTemplate("16:42:22.382 INFO  t.s.TravelServiceImpl#532 TraceID: x"))
-	require.Equal(t, "WARN", nezha.LogTemplate("16:42:22.382 WARN  something"))
+	require.Equal(t, 3, records)
+	require.Equal(t, 3, lines, "a second apart: a line each, as the batch processor's 200 ms cut them")
+	var um plog.JSONUnmarshaler
+	ld, err := um.UnmarshalLogs(bytes.SplitN(buf.Bytes(), []byte("\n"), 2)[0])
+	require.NoError(t, err)
+	rl := ld.ResourceLogs().At(0)
+	svc, _ := rl.Resource().Attributes().Get("service.name")
+	require.Equal(t, "frontend", svc.Str())
+	lr := rl.ScopeLogs().At(0).LogRecords().At(0)
+	require.Equal(t, "10:22:30.001 ERROR f.s.CartImpl#12 cart 17 failed", lr.Body().Str(), "the text without its newline")
+	require.Equal(t, at, lr.Timestamp().AsTime())
+	require.Equal(t, fmt.Sprintf("%032x", at.Unix()), lr.TraceID().String())
+
+	opts := fileimport.DefaultOptions(at.Add(time.Minute))
+	opts.DeriveFromOTLP = true
+	f, err := fileimport.Read("case.logs.otlp.json", &buf, opts)
+	require.NoError(t, err, "vigil diagnose reads it")
+	tmpl := map[string]float64{}
+	require.NoError(t, f.Each(func(lset labels.Labels, _ int64, v float64) error {
+		if lset.Get("__name__") == "vigil_log_templates_total" {
+			k := lset.Get("service") + " " + lset.Get("severity") + " " + lset.Get("template")
+			tmpl[k] = max(tmpl[k], v)
+		}
+		return nil
+	}))
+	require.Equal(t, map[string]float64{"frontend error <*> ERROR f.s.CartImpl#<*> cart <*> failed": 2}, tmpl,
+		"the two errors one template; the line with no level not mined")
 }
 
 // TestGraph: destination_50.csv's calls become servicegraph series, the

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/vigil-obs/vigil/internal/detect"
 )
@@ -61,7 +62,7 @@ const (
 // kinds are the data kinds a day can be read as.
 func (d *Day) kinds() []string {
 	out := []string{DataMetrics}
-	if d.Logs != nil {
+	if d.HasLogs() {
 		out = append(out, DataLogsOnly, DataLogs)
 	}
 	if d.Edges != nil {
@@ -69,44 +70,62 @@ func (d *Day) kinds() []string {
 	}
 	if d.HasTraces() {
 		out = append(out, DataTraces, DataWithTraces)
-		if d.Logs != nil {
+		if d.HasLogs() {
 			out = append(out, DataAll)
 		}
 	}
 	return out
 }
 
-// inputs writes fault i of the day as the files of a data kind.
+// inputs writes fault i of the day as the files of a data kind: the
+// metrics as OpenMetrics text, the traces and the logs as OTLP JSON.
 func (d *Day) inputs(i int, kind string) ([]Input, Case, error) {
 	logs := kind == DataLogs || kind == DataLogsOnly || kind == DataAll
 	traces := kind == DataTraces || kind == DataWithTraces || kind == DataAll
+	var in []Input
 	var b strings.Builder
-	c, err := d.WriteCase(&b, i, CaseOptions{Logs: logs, Graph: kind == DataGraph, NoMetrics: kind == DataLogsOnly || kind == DataTraces})
+	c, err := d.WriteCase(&b, i, CaseOptions{Graph: kind == DataGraph})
 	if err != nil {
 		return nil, Case{}, err
 	}
-	var in []Input
-	if kind != DataTraces {
+	if kind != DataTraces && kind != DataLogsOnly {
 		in = append(in, Input{Name: "case.om", Data: []byte(b.String())})
 	}
+	from := c.At.Add(-c.Window)
+	// The data set records spans and log lines for about three minutes
+	// around each injection: diagnose where the spans end (else every span
+	// series would seem to stop; a log count only moves when records come),
+	// at the span metrics' own 15 s when the traces or the logs are alone.
+	var end time.Time
 	if traces {
 		var tb strings.Builder
-		from := c.At.Add(-c.Window)
 		spans, _, err := d.WriteTraces(&tb, from, c.At)
 		if err != nil {
 			return nil, Case{}, err
 		}
 		if spans > 0 {
 			in = append(in, Input{Name: "case.otlp.json", Data: []byte(tb.String())})
-			// The data set records spans for about three minutes around
-			// each injection: diagnose where they end (else every span
-			// series would seem to stop), at the span metrics' own 15 s.
-			if end := d.lastSpanEnd(from, c.At); end.Before(c.At) {
-				c.At = end
-				c.Window = end.Sub(from)
-			}
+			end = later(end, d.lastSpanEnd(from, c.At))
 			c.Step = traceStep
 		}
+	}
+	if logs {
+		var lb strings.Builder
+		records, _, err := d.WriteLogs(&lb, from, c.At)
+		if err != nil {
+			return nil, Case{}, err
+		}
+		if records > 0 {
+			in = append(in, Input{Name: "case.logs.otlp.json", Data: []byte(lb.String())})
+			c.Step = traceStep
+		}
+	}
+	if !end.IsZero() && end.Before(c.At) {
+		c.At = end
+		c.Window = end.Sub(from)
+	}
+	if (traces || logs) && kind != DataTraces && kind != DataLogsOnly {
+		c.Step = 0 // the metrics' minute rows set it: a finer step only repeats them
 	}
 	return in, c, nil
 }

@@ -204,16 +204,11 @@ func (d *Day) WriteTracesBatched(w io.Writer, from, to time.Time, b Batch) (span
 		}
 	}
 	slices.SortStableFunc(sel, func(a, b *Span) int { return a.End.Compare(b.End) })
-	bw := bufio.NewWriter(w)
 	var m ptrace.JSONMarshaler
-	for len(sel) > 0 {
-		n := 1
-		for n < len(sel) && (b.Spans <= 0 || n < b.Spans) && (b.Timeout <= 0 || sel[n].End.Sub(sel[0].End) < b.Timeout) {
-			n++
-		}
+	return writeBatched(w, sel, func(sp *Span) time.Time { return sp.End }, b, func(batch []*Span) ([]byte, error) {
 		td := ptrace.NewTraces()
 		byPod := map[string]ptrace.SpanSlice{}
-		for _, sp := range sel[:n] {
+		for _, sp := range batch {
 			ss, ok := byPod[sp.Pod]
 			if !ok {
 				rs := td.ResourceSpans().AppendEmpty()
@@ -230,17 +225,32 @@ func (d *Day) WriteTracesBatched(w io.Writer, from, to time.Time, b Batch) (span
 			o.SetStartTimestamp(pcommon.NewTimestampFromTime(sp.Start))
 			o.SetEndTimestamp(pcommon.NewTimestampFromTime(sp.End))
 		}
-		js, err := m.MarshalTraces(td)
+		return m.MarshalTraces(td)
+	})
+}
+
+// writeBatched writes items, in order, as one export request a line: a
+// line for every b.Timeout of their times (at) or b.Spans items (a bound
+// of 0 is none), each encoded by encode. It returns the items and lines
+// written.
+func writeBatched[T any](w io.Writer, items []T, at func(T) time.Time, b Batch, encode func([]T) ([]byte, error)) (written, lines int, err error) {
+	bw := bufio.NewWriter(w)
+	for len(items) > 0 {
+		n := 1
+		for n < len(items) && (b.Spans <= 0 || n < b.Spans) && (b.Timeout <= 0 || at(items[n]).Sub(at(items[0])) < b.Timeout) {
+			n++
+		}
+		js, err := encode(items[:n])
 		if err != nil {
-			return spans, lines, err
+			return written, lines, err
 		}
 		_, _ = bw.Write(js) // a bufio.Writer keeps its first error for Flush
 		_ = bw.WriteByte('\n')
-		spans += n
+		written += n
 		lines++
-		sel = sel[n:]
+		items = items[n:]
 	}
-	return spans, lines, bw.Flush()
+	return written, lines, bw.Flush()
 }
 
 // traceStep is the step a case with traces is diagnosed at: the span

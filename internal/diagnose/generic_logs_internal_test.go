@@ -1,0 +1,75 @@
+package diagnose
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBinomialUpperTail against values worked by hand: all n in the
+// after-share q is q^n; the tail at the mean or below is no rise.
+func TestBinomialUpperTail(t *testing.T) {
+	require.InDelta(t, math.Pow(2.0/3, 20), binomialUpperTail(20, 20, 2.0/3), 1e-12)
+	require.InDelta(t, 0.5, binomialUpperTail(1, 1, 0.5), 1e-12)
+	// P(X ≥ 9 | 10, 0.5) = (10 + 1)/1024.
+	require.InDelta(t, 11.0/1024, binomialUpperTail(9, 10, 0.5), 1e-12)
+	require.Equal(t, 1.0, binomialUpperTail(5, 10, 0.5), "at the mean: no rise")
+	require.Equal(t, 1.0, binomialUpperTail(2, 10, 0.5))
+	// Large counts stay finite and tiny.
+	p := binomialUpperTail(650, 1000, 0.5)
+	require.Greater(t, p, 0.0)
+	require.Less(t, p, 1e-20)
+	require.Equal(t, minP, binomialUpperTail(5000, 6000, 0.5), "below float64's range: the floor")
+	// The deviate of a one-sided p: 0.00135 is three deviations.
+	require.InDelta(t, 3, upperDeviate(0.0013498980316301), 1e-6)
+	// Past where 1-2p rounds: 1e-15 is 7.94 deviations, 1e-300 about 37.
+	require.InDelta(t, 7.941, upperDeviate(1e-15), 1e-3)
+	require.InDelta(t, 37.0, upperDeviate(1e-300), 0.1)
+	require.False(t, math.IsInf(upperDeviate(minP), 0))
+}
+
+// TestThinQuantiles: a summary quantile's readings with fewer than
+// 1/(1-q) requests behind them are blanked, for the steps a sample is
+// held for; a quantile with enough requests, or without a _count, is kept.
+func TestThinQuantiles(t *testing.T) {
+	nan := math.NaN()
+	lset := func(name string, pairs ...string) labels.Labels {
+		return labels.FromStrings(append([]string{"__name__", name, "service", "cart", "pod", "cart-0"}, pairs...)...)
+	}
+	// A sample a minute at a 15 s step: each value held four steps. The
+	// count rises by 40 a minute, then by 4.
+	p99 := []float64{0.01, 0.01, 0.01, 0.01, 0.02, 0.02, 0.02, 0.02, 9, 9, 9, 9}
+	p50 := slices.Clone(p99)
+	count := []float64{100, 100, 100, 100, 140, 140, 140, 140, 144, 144, 144, 144}
+	bare := slices.Clone(p99)
+	raw := []rawSeries{
+		{lset("rpc_seconds", "quantile", "0.99"), p99},
+		{lset("rpc_seconds", "quantile", "0.5"), p50},
+		{lset("rpc_seconds_count"), count},
+		{lset("other_seconds", "quantile", "0.99"), bare},
+	}
+	got := map[string][]float64{}
+	for _, s := range genericSeriesOf(raw, []string{"service"}) {
+		got[s.name] = s.v
+	}
+	requireSeries := func(name string, want []float64) {
+		t.Helper()
+		require.Len(t, got[name], len(want), name)
+		for i := range want {
+			if math.IsNaN(want[i]) {
+				require.True(t, math.IsNaN(got[name][i]), "%s[%d] = %v, want blank", name, i, got[name][i])
+			} else {
+				require.Equal(t, want[i], got[name][i], "%s[%d]", name, i)
+			}
+		}
+	}
+	// The first minute has no increase to judge by; the second minute's
+	// 40 requests hold 0.4 above a p99 (blank) and 20 above the median;
+	// the third's 4 requests blank the p99 and keep the median.
+	requireSeries(`rpc_seconds{quantile="0.99"}`, []float64{0.01, 0.01, 0.01, 0.01, nan, nan, nan, nan, nan, nan, nan, nan})
+	requireSeries(`rpc_seconds{quantile="0.5"}`, []float64{0.01, 0.01, 0.01, 0.01, 0.02, 0.02, 0.02, 0.02, 9, 9, 9, 9})
+	requireSeries(`other_seconds{quantile="0.99"}`, bare)
+}

@@ -1,0 +1,129 @@
+package diagnose_test
+
+import (
+	"fmt"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+
+	"github.com/vigil-obs/vigil/internal/diagnose"
+	"github.com/vigil-obs/vigil/internal/logsignals"
+	"github.com/vigil-obs/vigil/internal/store"
+)
+
+// logLine is a source of log lines: a service writes body (%d replaced by
+// a running number) every `every`, from `from` to `to` (zero: the whole
+// run), or `burst` lines at once every `every`.
+type logLine struct {
+	service, body string
+	every         time.Duration
+	from, to      time.Duration
+	burst         int
+}
+
+// diagnoseLogs writes 30 minutes of the lines through internal/logsignals
+// into a fresh store, a batch every 5 s, and diagnoses the end with
+// --entity-label service.
+func diagnoseLogs(t *testing.T, lines ...logLine) *diagnose.Report {
+	t.Helper()
+	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	now := start
+	clock := func() time.Time { return now }
+	st, err := store.OpenEmbedded(store.DefaultEmbeddedConfig(t.TempDir()), clock, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, st.Close()) }()
+	c, err := logsignals.New(logsignals.DefaultConfig(), st, clock, nil, nil)
+	require.NoError(t, err)
+	const run, batch = 30 * time.Minute, 5 * time.Second
+	n := 0
+	for at := batch; at <= run; at += batch {
+		ld := plog.NewLogs()
+		for _, l := range lines {
+			to := l.to
+			if to == 0 {
+				to = run
+			}
+			rl := ld.ResourceLogs().AppendEmpty()
+			rl.Resource().Attributes().PutStr("service.name", l.service)
+			rl.Resource().Attributes().PutStr("k8s.pod.name", l.service+"-7d9f8b6c5-x2x9z")
+			recs := rl.ScopeLogs().AppendEmpty().LogRecords()
+			// The lines due in (at-batch, at].
+			for k := (at - batch) / l.every; ; k++ {
+				due := k * l.every
+				if due <= at-batch {
+					continue
+				}
+				if due > at {
+					break
+				}
+				if due < l.from || due >= to {
+					continue
+				}
+				for range max(1, l.burst) {
+					n++
+					lr := recs.AppendEmpty()
+					lr.SetTimestamp(pcommon.NewTimestampFromTime(start.Add(due)))
+					lr.Body().SetStr(fmt.Sprintf("%s "+l.body, start.Add(due).Format("15:04:05.000"), n))
+				}
+			}
+		}
+		now = start.Add(at)
+		require.NoError(t, c.ConsumeLogs(t.Context(), ld))
+	}
+	eng, err := diagnose.New(diagnose.Options{EntityLabel: "service", Window: 30 * time.Minute, Step: 15 * time.Second})
+	require.NoError(t, err)
+	rep, err := eng.Diagnose(t.Context(), st, now)
+	require.NoError(t, err)
+	return rep
+}
+
+// background is a healthy application's warnings and errors: steady
+// ones, a rare one, and a batch job that writes 40 warnings at once every
+// five minutes.
+var background = []logLine{
+	{service: "orders", body: "WARN  o.s.OrderServiceImpl#88 [getSoldTickets][Left ticket info is empty][train %d]", every: 4 * time.Second},
+	{service: "payment", body: "ERROR p.s.PaymentImpl#12 card declined for order %d", every: 20 * time.Second},
+	{service: "users", body: "WARN  u.s.UserImpl#40 password about to expire for user %d", every: 90 * time.Second},
+	{service: "reports", body: "WARN  r.s.ReportJob#7 row %d skipped: no price", every: 5 * time.Minute, burst: 40},
+}
+
+// TestLogTemplateRise: a service that starts writing a new error template
+// at 20 min ranks first, with the template, its counts and the time it
+// rose as evidence; at half the rate too.
+func TestLogTemplateRise(t *testing.T) {
+	for _, every := range []time.Duration{5 * time.Second, 10 * time.Second} {
+		t.Run(every.String(), func(t *testing.T) {
+			rep := diagnoseLogs(t, append(background[:len(background):len(background)],
+				logLine{service: "contacts", body: "ERROR c.s.ContactsServiceImpl#37 [findContactsById][No contacts according to contactsId %d]",
+					every: every, from: 20 * time.Minute})...)
+			require.NotEmpty(t, rep.Causes)
+			c := rep.Causes[0]
+			require.Equal(t, diagnose.KindMetricAnomaly, c.Kind)
+			require.Equal(t, "ts-contacts", "ts-"+c.Entity["service"])
+			require.Contains(t, c.Evidence[0].Signal, "No contacts according to contactsId")
+			require.Contains(t, c.Evidence[0].Summary, "records of this error template")
+			require.NotNil(t, c.Since)
+			require.WithinDuration(t, time.Date(2026, 12, 2, 10, 20, 0, 0, time.UTC), *c.Since, 30*time.Second)
+			require.GreaterOrEqual(t, c.Confidence, 0.5, "ten minutes of history, a minute or more of a new error: strong")
+			for _, o := range rep.Causes[1:] {
+				require.Less(t, o.Confidence, 0.5, "%s", o.Entity)
+			}
+		})
+	}
+}
+
+// TestLogTemplateDecoys: steady templates, a bursting batch job, a
+// template whose rate did not change and one that fell silent name no
+// cause: the logs of a healthy application are healthy.
+func TestLogTemplateDecoys(t *testing.T) {
+	rep := diagnoseLogs(t, append(background[:len(background):len(background)],
+		logLine{service: "search", body: "WARN  s.s.SearchImpl#3 index %d stale, served anyway", every: 30 * time.Second, to: 20 * time.Minute})...)
+	require.True(t, rep.Healthy, "%+v", rep.Causes)
+	for _, c := range rep.Causes {
+		require.Less(t, c.Confidence, 0.5, "%s %s", c.Entity, c.Summary)
+	}
+}

@@ -1,0 +1,161 @@
+package logsignals
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/plog"
+)
+
+// TestSeverityOf: the level of a record from its SeverityNumber, its
+// SeverityText, a structured body's level field, or the text as common
+// layouts write it; a level word deep in the message is not the record's;
+// the levels below warning need not be told from no level.
+func TestSeverityOf(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want Severity
+	}{
+		{"16:42:22.382 INFO  t.s.TravelServiceImpl#532 TraceID: x [getRouteByRouteId]", SeverityLow},
+		{"16:43:17.120 ERROR  c.s.ContactsServiceImpl#37  [findContactsById][No contacts according to contactsId]", SeverityError},
+		{"2026-11-12 02:47:31,514 WARN  [main] o.a.k.c.NetworkClient - connection lost", SeverityWarn},
+		{"2026-11-12T02:47:31Z [ERROR] worker: job failed", SeverityError},
+		{"ERROR:root:cannot open /data/shard-3", SeverityError},
+		{`time=2026-11-12T02:47:31Z level=warn msg="slow request" path=/v1/chat`, SeverityWarn},
+		{`ts=2026-11-12T02:47:31Z lvl=ERROR msg="upstream reset"`, SeverityError},
+		{"E1112 02:47:31.514301 1 controller.go:114] sync failed", SeverityError},
+		{"W1112 02:47:31.514301 1 reflector.go:324] watch closed", SeverityWarn},
+		{"I1112 02:47:31.514301 1 leaderelection.go:248] acquired lease", SeverityLow},
+		{"Nov 12 02:47:31 gpu-node-06 kernel: SEVERE: disk failing", SeverityError},
+		{`{"level":"error","msg":"request failed","status":503}`, SeverityError},
+		{`{"log":"16:43:17.120 ERROR c.s.X#1 boom\n","stream":"stdout"}`, SeverityError},
+		{"FATAL: the database system is shutting down", SeverityFatal},
+		// A level word past the first tokens is part of the message.
+		{"GET /v1/models 200 served in 3 ms, no error", SeverityUnknown},
+		{"the request took long and then an error page was shown", SeverityUnknown},
+		{"errors=0 retries=0", SeverityUnknown},
+		{"", SeverityUnknown},
+	} {
+		lr := plog.NewLogRecord()
+		lr.Body().SetStr(tc.body)
+		got, _ := severityOf(lr)
+		if tc.want < SeverityWarn {
+			// Below warning the gate may not look further: info or unknown.
+			require.Less(t, got, SeverityWarn, "%q", tc.body)
+			continue
+		}
+		require.Equal(t, tc.want.String(), got.String(), "%q", tc.body)
+	}
+	lr := plog.NewLogRecord()
+	lr.Body().SetStr("16:42:22.382 INFO looks fine")
+	lr.SetSeverityNumber(plog.SeverityNumberError2)
+	got, msg := severityOf(lr)
+	require.Equal(t, SeverityError, got, "the record's own number wins over the text")
+	require.Equal(t, "16:42:22.382 INFO looks fine", msg)
+	for _, body := range []string{"INFO all good", "16:42:22.382 DEBUG cache hit", `{"level":"info","msg":"ok"}`, "plain text"} {
+		require.False(t, mayBeWarn(body), body)
+	}
+	for _, body := range []string{"a WARNING here", "E1112 02:47:31.5 x.go:1] y", `{"level":"Error"}`, "kernel panic"} {
+		require.True(t, mayBeWarn(body), body)
+	}
+	lr = plog.NewLogRecord()
+	lr.Body().SetStr("no level here")
+	lr.SetSeverityText("Warning")
+	got, _ = severityOf(lr)
+	require.Equal(t, SeverityWarn, got)
+	lr = plog.NewLogRecord()
+	m := lr.Body().SetEmptyMap()
+	m.PutStr("message", "upstream connect error")
+	m.PutStr("level", "ERROR")
+	got, msg = severityOf(lr)
+	require.Equal(t, SeverityError, got)
+	require.Equal(t, "upstream connect error", msg, "a map body's message field is what is mined")
+}
+
+// TestTemplatesCounted: warning and error records are counted by entity,
+// level and template; records with variables in them share a template;
+// records below warning, or with no level, are not mined; the series
+// count towards MaxSeries and spill into the overflow series past it.
+func TestTemplatesCounted(t *testing.T) {
+	clk := &clock{t: t0}
+	st := openStore(t, clk)
+	cfg := DefaultConfig()
+	cfg.MaxSeries = 3
+	c := newConsumer(t, cfg, st, clk, prometheus.NewRegistry())
+	contacts := res{"k8s.namespace.name": "ts", "k8s.pod.name": "ts-contacts-service-866bd68c97-xcqfx", "service.name": "ts-contacts-service"}
+	var recs []rec
+	for i := range 5 {
+		recs = append(recs, rec{body: fmt.Sprintf("16:43:%02d.120 ERROR  c.s.ContactsServiceImpl#37  TraceID: %032x [findContactsById][No contacts according to contactsId %d]", 10+i, i, 400+i)})
+	}
+	recs = append(recs,
+		rec{body: "16:43:20.000 INFO  c.s.ContactsServiceImpl#31 FIND CONTACTS BY ID: 415d1665-fbb2-4ec9-83f5-5ebe51dc1825"},
+		rec{body: "no level at all"},
+		rec{body: "16:43:21.000 WARN  c.c.ContactsController#90 slow verify 812 ms"})
+	clk.set(t0.Add(time.Minute))
+	require.NoError(t, c.ConsumeLogs(t.Context(), one(contacts, recs...)))
+	got := query(t, st, MetricTemplates, t0.Add(time.Minute))
+	require.Equal(t, map[string]float64{
+		"namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service,severity=error,template=<*> ERROR c.s.ContactsServiceImpl#<*> TraceID: <*> [findContactsById][No contacts according to contactsId <*>]": 5,
+		"namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service,severity=warn,template=<*> WARN c.c.ContactsController#<*> slow verify <*> ms":                                                          1,
+	}, got)
+	require.Zero(t, testutil.ToFloat64(c.m.matched), "no event matched: templates only")
+
+	// Past MaxSeries (3 with the two above), new templates count in the
+	// overflow series of their level.
+	clk.set(t0.Add(2 * time.Minute))
+	require.NoError(t, c.ConsumeLogs(t.Context(), one(contacts,
+		rec{body: "16:44:00.000 ERROR  c.s.A#1 first new failure"},
+		rec{body: "16:44:01.000 ERROR  c.s.B#2 second new failure kind here"},
+		rec{body: "16:44:02.000 ERROR  c.s.C#3 third new failure of yet another kind"})))
+	got = query(t, st, MetricTemplates, t0.Add(2*time.Minute))
+	require.Len(t, got, 4)
+	require.Equal(t, 2.0, got["otel_metric_overflow=true,severity=error"])
+
+	off := DefaultConfig()
+	off.Templates.Enabled = false
+	clk2 := &clock{t: t0}
+	st2 := openStore(t, clk2)
+	c2 := newConsumer(t, off, st2, clk2, prometheus.NewRegistry())
+	require.NoError(t, c2.ConsumeLogs(t.Context(), one(contacts, recs...)))
+	require.Empty(t, query(t, st2, MetricTemplates, t0), "switched off")
+}
+
+// TestTemplatesConfig: the bound must be positive when mining is on.
+func TestTemplatesConfig(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Templates.MaxPerService = 0
+	require.EqualError(t, cfg.Validate(), "templates.max_per_service: must be at least 1, got 0")
+	cfg.Templates.Enabled = false
+	require.NoError(t, cfg.Validate())
+}
+
+// FuzzSeverityOf: any body gives a level without panicking, and the cheap
+// gate never hides a level of warning or above that the full reading of
+// the text finds.
+func FuzzSeverityOf(f *testing.F) {
+	for _, s := range []string{
+		"16:43:17.120 ERROR  c.s.ContactsServiceImpl#37  [findContactsById]", "E1112 02:47:31.514301 1 x.go:1] y",
+		`{"level":"warn","msg":"x"}`, `{"log":"16:43:17 ERROR x\n"}`, "ERROR:root:boom", "level=error msg=x", "[WARN] x", "", "{", "E",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		lr := plog.NewLogRecord()
+		lr.Body().SetStr(body)
+		sev, msg := severityOf(lr)
+		if sev > SeverityFatal {
+			t.Fatalf("level %d", sev)
+		}
+		if !mayBeWarn(body) && textLevel(body) >= SeverityWarn {
+			t.Fatalf("the gate hides %s in %q", textLevel(body), body)
+		}
+		if sev >= SeverityWarn && msg == "" && body != "" && !strings.HasPrefix(strings.TrimSpace(body), "{") {
+			t.Fatalf("a text body's level without its message: %q", body)
+		}
+	})
+}
