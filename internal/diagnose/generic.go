@@ -3,7 +3,9 @@ package diagnose
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"math"
 	"slices"
 	"strconv"
@@ -24,6 +26,8 @@ type genericSeries struct {
 	// log marks a log template's count: it helps find the onset, and is
 	// judged by its own test (logTemplateScores), not by spreads.
 	log bool
+	// shared marks a series another entity has too (markShared).
+	shared bool
 }
 
 // genericFloor keeps a flat series' tiny moves from scoring: 1% of its
@@ -66,6 +70,7 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 			metricSeries = append(metricSeries, s)
 		}
 	}
+	markShared(metricSeries)
 	onset, ok := detect.CommonOnset(vals, detect.OnsetOptions{})
 	if !ok {
 		// No series shifted for good: the change, if any, is small. Rank
@@ -132,6 +137,51 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 	return out, nil
 }
 
+// markShared marks the series that several entities have reading for
+// reading: a node's column that every pod on the node reports, a
+// dependency's gauge each caller exports. Evidence that is the same for
+// several entities belongs to what they share: it ranks them all alike,
+// and among them each one's own series decide (genericScore.own). Only
+// whole series that are equal at every step count: two services that
+// merely move together share nothing.
+func markShared(series []genericSeries) {
+	type key struct {
+		name string
+		sum  uint64
+	}
+	hash := func(v []float64) uint64 {
+		h := fnv.New64a()
+		var b [8]byte
+		for _, x := range v {
+			bits := math.Float64bits(x)
+			if math.IsNaN(x) {
+				bits = 0x7ff8000000000001 // every NaN alike
+			}
+			binary.LittleEndian.PutUint64(b[:], bits)
+			h.Write(b[:])
+		}
+		return h.Sum64()
+	}
+	byKey := map[key][]int{}
+	for i, s := range series {
+		k := key{s.name, hash(s.v)}
+		byKey[k] = append(byKey[k], i)
+	}
+	for _, idx := range byKey {
+		for _, i := range idx {
+			for _, j := range idx {
+				if series[j].entity != series[i].entity && slices.EqualFunc(series[i].v, series[j].v, sameReading) {
+					series[i].shared = true
+					break
+				}
+			}
+		}
+	}
+}
+
+// sameReading tells two readings alike, NaN as NaN.
+func sameReading(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
+
 // shortHistory is how few readings before the onset the report warns of:
 // the median of n readings is off by about 1.25/√n spreads, more than 0.4
 // under ten.
@@ -156,6 +206,9 @@ type genericScore struct {
 	// much of it lasted: what the confidence reads).
 	z, held float64
 	first   int
+	// own is the largest deviation of the entity's own series, those no
+	// other entity shares (markShared).
+	own float64
 }
 
 // genericRanked is an entity as the generic layer ranks it: its score,
@@ -173,6 +226,7 @@ type genericRanked struct {
 // onset, best first.
 func scoreEntities(series []genericSeries, onset int) []genericScore {
 	best := map[string]genericScore{}
+	own := map[string]float64{}
 	for _, s := range series {
 		pre := s.v[:onset]
 		if detect.Valid(pre) < 3 {
@@ -180,12 +234,16 @@ func scoreEntities(series []genericSeries, onset int) []genericScore {
 		}
 		base := genericBaseline(pre)
 		z, first := persistentMax(s.v, onset, base)
+		if !s.shared {
+			own[s.entity] = max(own[s.entity], z)
+		}
 		if cur, ok := best[s.entity]; !ok || z > cur.z {
-			best[s.entity] = genericScore{s.entity, s.name, z, heldDeviation(s.v, onset, base), first}
+			best[s.entity] = genericScore{entity: s.entity, series: s.name, z: z, held: heldDeviation(s.v, onset, base), first: first}
 		}
 	}
 	scores := make([]genericScore, 0, len(best))
-	for _, s := range best {
+	for e, s := range best {
+		s.own = own[e]
 		scores = append(scores, s)
 	}
 	sortScores(scores)
@@ -193,11 +251,15 @@ func scoreEntities(series []genericSeries, onset int) []genericScore {
 }
 
 // sortScores orders scores best first: the largest deviation, then the
-// earliest, then by entity.
+// largest of the entity's own (not shared) series, then the earliest, then
+// by entity.
 func sortScores(scores []genericScore) {
 	slices.SortFunc(scores, func(a, b genericScore) int {
 		if c := cmp.Compare(b.z, a.z); c != 0 {
 			return c
+		}
+		if c := cmp.Compare(b.own, a.own); c != 0 {
+			return c // a node's evidence ties its pods: their own decides
 		}
 		if c := cmp.Compare(a.first, b.first); c != 0 {
 			return c

@@ -73,3 +73,37 @@ func TestThinQuantiles(t *testing.T) {
 	requireSeries(`rpc_seconds{quantile="0.5"}`, []float64{0.01, 0.01, 0.01, 0.01, 0.02, 0.02, 0.02, 0.02, 9, 9, 9, 9})
 	requireSeries(`other_seconds{quantile="0.99"}`, bare)
 }
+
+// TestSharedSeries: a node's column that two services report alike ranks
+// both alike, and between them each one's own series decides; a series
+// that only moves like another's is not shared.
+func TestSharedSeries(t *testing.T) {
+	flat := func(level, after float64) []float64 {
+		v := make([]float64, 20)
+		for i := range v {
+			v[i] = level + 0.01*float64(i%3)
+			if i >= 12 {
+				v[i] = after + 0.01*float64(i%3)
+			}
+		}
+		return v
+	}
+	node := flat(10, 40)
+	series := []genericSeries{
+		{entity: "alpha", name: "node_cpu", v: slices.Clone(node)},
+		{entity: "beta", name: "node_cpu", v: slices.Clone(node)},
+		{entity: "alpha", name: "cpu", v: flat(1, 1)},
+		{entity: "beta", name: "cpu", v: flat(1, 1.5)},
+		{entity: "gamma", name: "cpu", v: flat(1, 1.2)},
+		{entity: "gamma", name: "node_cpu", v: flat(10, 10.5)},
+	}
+	markShared(series)
+	require.True(t, series[0].shared)
+	require.True(t, series[1].shared)
+	require.False(t, series[4].shared)
+	require.False(t, series[5].shared, "the same name, not the same readings")
+	scores := scoreEntities(series, 12)
+	require.Equal(t, []string{"beta", "alpha", "gamma"}, []string{scores[0].entity, scores[1].entity, scores[2].entity})
+	require.Equal(t, scores[0].z, scores[1].z, "the node's evidence ranks both alike")
+	require.Greater(t, scores[0].own, scores[1].own)
+}
