@@ -44,6 +44,10 @@
 //     observations above it; under one it is the slowest request, not the
 //     service's latency, and the reading is not judged (a service called
 //     a few times a minute: p99 5 ms one minute, 28 s the next).
+//   - Shared series (generic.go, markShared). A series that several
+//     entities report reading for reading (a node's column that every pod
+//     on it carries) is the evidence of what they share: it ranks them
+//     alike, and their own series decide between them.
 //
 // It reads through storage.Queryable only (the embedded store, files loaded
 // into a temporary one, or a remote Prometheus-compatible API), raw samples
