@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/storage"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
@@ -21,15 +24,16 @@ import (
 //
 //   - traces: span metrics and the service graph (internal/spanmetrics,
 //     with serve's defaults), on the clock of the spans: the newest end
-//     time read so far, with one line (one export request, as the
-//     Collector's file exporter writes them) at a time. The totals are
-//     written every flush interval of that clock, as serve writes them
-//     every flush interval of its own, and once more at the end, when the
-//     requests still waiting for their other half are settled: what is
-//     written grows with the spans' time span, not with the number of
-//     lines they come in;
+//     time read so far. A line (one export request, as the Collector's file
+//     exporter writes them) is cut by the 15 s flush interval its spans end
+//     in (on the Unix clock's grid), and the totals are written whenever the
+//     spans read cross into a later interval, at the newest end read before
+//     it, and once more at the end, when the requests still waiting for
+//     their other half are settled: what is written follows the spans' own
+//     time, not the lines they come in (the same spans in 10 lines or in
+//     1,000 give the same flushes);
 //   - logs: the log-derived counters (internal/logsignals), each line's at
-//     its newest record time.
+//     its newest record time, from the first line's time on.
 //
 // The spans and records themselves are not kept: the trace store is the
 // server's.
@@ -45,22 +49,54 @@ func otlpTracesToOpenMetrics(name string, data []byte) ([]byte, error) {
 	app := &captureAppender{}
 	var now time.Time
 	cfg := spanmetrics.DefaultConfig()
-	c, err := spanmetrics.New(cfg, appendable{app}, func() time.Time { return now }, nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("%s: span metrics: %w", name, err)
-	}
+	// The reader flushes, on the grid of serve's flush interval: the
+	// consumer's own would flush up to an interval late after a line that
+	// holds many intervals of spans.
+	interval := time.Duration(cfg.FlushInterval)
+	cfg.FlushInterval = model.Duration(math.MaxInt64)
+	// Made at the first span's time, as logs' is: its clock starts there.
+	var c *spanmetrics.Consumer
 	var um ptrace.JSONUnmarshaler
-	err = eachLine(name, "traces", data, func(line []byte) (time.Time, func() error, error) {
+	last := int64(math.MinInt64) // the flush interval of the spans read last
+	// The consumer's clock is the newest span end of the chunks read so
+	// far, moved chunk by chunk; eachLine's own only places the lines.
+	var lineClock time.Time
+	err := eachLine(name, "traces", data, func(line []byte) (time.Time, func() error, error) {
 		td, err := um.UnmarshalTraces(line)
 		if err != nil {
 			return time.Time{}, nil, err
 		}
-		return newestSpanEnd(td), func() error { return c.ConsumeTraces(context.Background(), td) }, nil
-	}, &now)
+		chunks := splitByEnd(td, interval)
+		return chunks[0].newest, func() error {
+			for _, ch := range chunks {
+				if b := ch.newest.UnixNano() / int64(interval); b > last {
+					if last != math.MinInt64 {
+						if err := c.Flush(context.Background()); err != nil {
+							return err
+						}
+					}
+					last = b
+				}
+				if ch.newest.After(now) {
+					now = ch.newest
+				}
+				if c == nil {
+					var err error
+					if c, err = spanmetrics.New(cfg, appendable{app}, func() time.Time { return now }, nil, nil); err != nil {
+						return fmt.Errorf("span metrics: %w", err)
+					}
+				}
+				if err := c.ConsumeTraces(context.Background(), ch.td); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, nil
+	}, &lineClock)
 	if err != nil {
 		return nil, err
 	}
-	if !now.IsZero() {
+	if c != nil {
 		if err := c.Settle(context.Background()); err != nil {
 			return nil, fmt.Errorf("%s: span metrics: %w", name, err)
 		}
@@ -92,6 +128,97 @@ func eachLine(name, signal string, data []byte, decode func(line []byte) (time.T
 		}
 	}
 	return nil
+}
+
+// traceChunk is the spans of a line that end in one flush interval.
+type traceChunk struct {
+	td     ptrace.Traces
+	newest time.Time
+}
+
+// splitByEnd cuts a line's spans by the flush interval their end falls in
+// (on the Unix clock's grid), in time order, so that a line holding
+// minutes of spans is flushed every interval of them, as many small lines
+// of the same spans are: what is written follows the spans, not the
+// lines. A line within one interval (a Collector's batch of 200 ms, or an
+// interval of 0) stays as it is; spans with no end go with the first
+// chunk.
+func splitByEnd(td ptrace.Traces, interval time.Duration) []traceChunk {
+	newest := newestSpanEnd(td)
+	if interval <= 0 || newest.IsZero() {
+		return []traceChunk{{td, newest}}
+	}
+	bucket := func(sp ptrace.Span) int64 {
+		if sp.EndTimestamp() == 0 {
+			return math.MinInt64
+		}
+		return sp.EndTimestamp().AsTime().UnixNano() / int64(interval)
+	}
+	var keys []int64
+	seen := map[int64]bool{}
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		sss := rss.At(i).ScopeSpans()
+		for j := range sss.Len() {
+			spans := sss.At(j).Spans()
+			for k := range spans.Len() {
+				if b := bucket(spans.At(k)); !seen[b] {
+					seen[b] = true
+					keys = append(keys, b)
+				}
+			}
+		}
+	}
+	if len(keys) <= 1 {
+		return []traceChunk{{td, newest}}
+	}
+	slices.Sort(keys)
+	out := make([]traceChunk, 0, len(keys))
+	at := map[int64]int{}
+	for _, b := range keys {
+		if b == math.MinInt64 {
+			continue
+		}
+		at[b] = len(out)
+		out = append(out, traceChunk{td: ptrace.NewTraces()})
+	}
+	first := keys[0]
+	if first == math.MinInt64 {
+		first = keys[1]
+	}
+	for i := range rss.Len() {
+		rs := rss.At(i)
+		sss := rs.ScopeSpans()
+		var dst map[int]ptrace.ScopeSpans
+		for j := range sss.Len() {
+			ss := sss.At(j)
+			dst = map[int]ptrace.ScopeSpans{}
+			spans := ss.Spans()
+			for k := range spans.Len() {
+				sp := spans.At(k)
+				b := bucket(sp)
+				if b == math.MinInt64 {
+					b = first
+				}
+				n := at[b]
+				to, ok := dst[n]
+				if !ok {
+					ors := out[n].td.ResourceSpans().AppendEmpty()
+					rs.Resource().CopyTo(ors.Resource())
+					ors.SetSchemaUrl(rs.SchemaUrl())
+					to = ors.ScopeSpans().AppendEmpty()
+					ss.Scope().CopyTo(to.Scope())
+					to.SetSchemaUrl(ss.SchemaUrl())
+					dst[n] = to
+				}
+				sp.CopyTo(to.Spans().AppendEmpty())
+				if e := sp.EndTimestamp().AsTime().UTC(); sp.EndTimestamp() != 0 && e.After(out[n].newest) {
+					out[n].newest = e
+				}
+			}
+		}
+	}
+	return out
 }
 
 // newestSpanEnd is the latest end time of td's spans (zero if none has

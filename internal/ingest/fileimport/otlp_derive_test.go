@@ -2,10 +2,13 @@ package fileimport
 
 import (
 	"bytes"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -80,16 +83,58 @@ func TestReadOTLPTracesDerived(t *testing.T) {
 	require.True(t, strings.Contains(text, `service_name="vector-db"`), `service_name="vector-db"`)
 	require.True(t, strings.Contains(text, `traces_service_graph_request_total{client="gateway"`), `traces_service_graph_request_total{client="gateway"`)
 	require.True(t, strings.Contains(text, `server="vector-db"`), `server="vector-db"`)
-	// The last line's flush is at its newest span end, 02:02:00.100; the
-	// end of the file settles the request still waiting for its other
-	// half (the last gateway span's, from "user") a millisecond later.
-	require.True(t, strings.Contains(text, " 1794448920.100\n"), "no sample at the last line's newest span end")
-	require.Contains(t, text, `traces_service_graph_request_total{client="user",connection_type="virtual_node",server="gateway"} 3 1794448920.101`)
-	require.Equal(t, at.Add(2*time.Minute+101*time.Millisecond).UnixMilli(), f.MaxT)
+	// Each line is flushed when the next one's spans end in a later 15 s,
+	// at the newest span end read before; the end of the file writes the
+	// last at its newest span end, 02:02:00.100, with the request still
+	// waiting for its other half (the last gateway span's, from "user")
+	// settled.
+	require.Contains(t, text, `traces_service_graph_request_total{client="gateway",server="vector-db"} 1 1794448800.100`)
+	require.Contains(t, text, `traces_service_graph_request_total{client="gateway",server="vector-db"} 2 1794448860.100`)
+	require.Contains(t, text, `traces_service_graph_request_total{client="user",connection_type="virtual_node",server="gateway"} 3 1794448920.100`)
+	require.Equal(t, at.Add(2*time.Minute+100*time.Millisecond).UnixMilli(), f.MaxT)
 
 	// Without the option, still the typed error the other commands skip.
 	_, err = Read("t.otlp.json", bytes.NewReader(tracesLine(t, at, 1, 40)), DefaultOptions(at))
 	require.ErrorIs(t, err, ErrOTLPNotMetrics)
+}
+
+// TestReadOTLPTracesLines: the same spans in one line or in one line per
+// request are written at the same times, every 15 s of the spans' own
+// time, however the file cuts them; the samples differ only where the
+// requests still waiting for their other half expire (the consumer's clock
+// moves per batch, so the one line's expire a flush later).
+func TestReadOTLPTracesLines(t *testing.T) {
+	keepText(t)
+	at := time.Date(2026, 11, 12, 2, 0, 0, 0, time.UTC)
+	var many bytes.Buffer
+	all := ptrace.NewTraces()
+	var um ptrace.JSONUnmarshaler
+	for i := range 40 {
+		line := tracesLine(t, at.Add(time.Duration(3*i)*time.Second), byte(i+1), 40)
+		many.Write(line)
+		many.WriteByte('\n')
+		td, err := um.UnmarshalTraces(line)
+		require.NoError(t, err)
+		td.ResourceSpans().MoveAndAppendTo(all.ResourceSpans())
+	}
+	one, err := (&ptrace.JSONMarshaler{}).MarshalTraces(all)
+	require.NoError(t, err)
+	times := func(data []byte) (map[int64]int, *File) {
+		f, err := Read("t.otlp.json", bytes.NewReader(data), deriveOptions(at))
+		require.NoError(t, err)
+		out := map[int64]int{}
+		require.NoError(t, f.Each(func(_ labels.Labels, ts int64, _ float64) error {
+			out[ts]++
+			return nil
+		}))
+		return out, f
+	}
+	gotMany, fMany := times(many.Bytes())
+	gotOne, fOne := times(one)
+	require.Equal(t, slices.Sorted(maps.Keys(gotMany)), slices.Sorted(maps.Keys(gotOne)), "the same flushes")
+	t.Logf("samples: %d in 40 lines, %d in one", fMany.Samples, fOne.Samples)
+	require.InEpsilon(t, fMany.Samples, fOne.Samples, 0.05)
+	require.GreaterOrEqual(t, len(gotOne), 8, "two minutes of spans: a flush every 15 s of them, and the settling at the end")
 }
 
 // TestReadOTLPLogsDerived: OTLP JSON logs read as the log-derived counters;
