@@ -60,6 +60,9 @@ type candidate struct {
 	// generic: a metric_anomaly of the generic layer, a cause by
 	// definition (DESIGN.md: --entity-label ranks causes).
 	generic bool
+	// order is a generic candidate's place in the generic layer's ranking
+	// (from 1): what breaks a tie of confidences between two of them.
+	order int
 	// direct: the evidence names the fault itself (an XID, an ECC error, a
 	// node NotReady), not only a pattern that others could cause.
 	direct bool

@@ -110,6 +110,8 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 		}
 		if i > 0 {
 			conf *= math.Min(1, s.z/scores[0].z)
+			// No surer than an entity ranked before it: the order is the
+			// evidence's, bounded by its history (historyBound).
 		}
 		r := genericRanked{genericScore: s, conf: conf}
 		if l, ok := usedLogs[s.entity]; ok {
@@ -127,12 +129,14 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 		ranked = v.walkGraph(g, ranked, onset, label)
 	}
 	out := make([]*candidate, 0, len(ranked))
-	for _, r := range ranked {
+	for i, r := range ranked {
 		since := onset
 		if _, ok := usedLogs[r.entity]; ok {
 			since = r.first // where its logs rose
 		}
-		out = append(out, v.genericCandidate(r, since, label))
+		c := v.genericCandidate(r, since, label)
+		c.order = i + 1
+		out = append(out, c)
 	}
 	return out, nil
 }
@@ -182,6 +186,20 @@ func markShared(series []genericSeries) {
 // sameReading tells two readings alike, NaN as NaN.
 func sameReading(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) }
 
+// historyBound is the largest deviate a change can have against n
+// readings before it, whatever its size in spreads: were the readings and
+// the two that hold the deviation exchangeable (no change), the chance
+// that both lie beyond all n, on either side, is 4/((n+1)(n+2)); no
+// series with so little history is surer than that. Four readings bound a
+// change at 1.1 deviates (p 0.13), a hundred at 3.4 (p 4e-4). Spreads
+// still order the changes the bound ties: it ranks evidence of different
+// kinds and histories (a log template's counts, a series with a week
+// behind it) on one scale, not one series' change against another's of
+// the same history.
+func historyBound(n int) float64 {
+	return upperDeviate(math.Min(0.5, 4/(float64(n+1)*float64(n+2))))
+}
+
 // shortHistory is how few readings before the onset the report warns of:
 // the median of n readings is off by about 1.25/√n spreads, more than 0.4
 // under ten.
@@ -206,6 +224,10 @@ type genericScore struct {
 	// much of it lasted: what the confidence reads).
 	z, held float64
 	first   int
+	// rank is what orders the entities: z as a deviate no larger than its
+	// series' history allows (historyBound), or a log template's deviate
+	// (logScore.z), which its test already bounds by its counts.
+	rank float64
 	// own is the largest deviation of the entity's own series, those no
 	// other entity shares (markShared).
 	own float64
@@ -237,8 +259,9 @@ func scoreEntities(series []genericSeries, onset int) []genericScore {
 		if !s.shared {
 			own[s.entity] = max(own[s.entity], z)
 		}
-		if cur, ok := best[s.entity]; !ok || z > cur.z {
-			best[s.entity] = genericScore{entity: s.entity, series: s.name, z: z, held: heldDeviation(s.v, onset, base), first: first}
+		rank := math.Min(z, historyBound(detect.Valid(pre)))
+		if cur, ok := best[s.entity]; !ok || rank > cur.rank || rank == cur.rank && z > cur.z {
+			best[s.entity] = genericScore{entity: s.entity, series: s.name, z: z, rank: rank, held: heldDeviation(s.v, onset, base), first: first}
 		}
 	}
 	scores := make([]genericScore, 0, len(best))
@@ -250,11 +273,14 @@ func scoreEntities(series []genericSeries, onset int) []genericScore {
 	return scores
 }
 
-// sortScores orders scores best first: the largest deviation, then the
-// largest of the entity's own (not shared) series, then the earliest, then
-// by entity.
+// sortScores orders scores best first: the strongest evidence its history
+// allows (rank), then the largest deviation, then the largest of the
+// entity's own (not shared) series, then the earliest, then by entity.
 func sortScores(scores []genericScore) {
 	slices.SortFunc(scores, func(a, b genericScore) int {
+		if c := cmp.Compare(b.rank, a.rank); c != 0 {
+			return c
+		}
 		if c := cmp.Compare(b.z, a.z); c != 0 {
 			return c
 		}

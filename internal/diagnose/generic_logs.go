@@ -280,8 +280,8 @@ func fmtCount(x float64) string { return fmt.Sprintf("%.0f", x) }
 func fmtDur(d time.Duration) string { return d.Round(time.Second).String() }
 
 // mergeLogScores adds the entities' log scores to the metrics': an entity
-// ranks by the stronger of its two, and a log score comes with its
-// evidence. The result is sorted best first, as scoreEntities sorts.
+// ranks by the stronger of its two (the metrics' bounded by their history),
+// and a log score comes with its evidence. The result is sorted best first, as scoreEntities sorts.
 func mergeLogScores(scores []genericScore, logs map[string]logScore) ([]genericScore, map[string]logScore) {
 	used := map[string]logScore{}
 	idx := map[string]int{}
@@ -292,9 +292,9 @@ func mergeLogScores(scores []genericScore, logs map[string]logScore) ([]genericS
 		i, ok := idx[e]
 		switch {
 		case !ok:
-			scores = append(scores, genericScore{entity: e, series: "", z: l.z, held: l.z, first: l.at})
-		case l.z > scores[i].z:
-			scores[i].z, scores[i].held, scores[i].series, scores[i].first = l.z, math.Max(scores[i].held, l.z), "", l.at
+			scores = append(scores, genericScore{entity: e, series: "", z: l.z, rank: l.z, held: l.z, first: l.at})
+		case l.z > scores[i].rank:
+			scores[i].z, scores[i].rank, scores[i].held, scores[i].series, scores[i].first = l.z, l.z, math.Max(scores[i].held, l.z), "", l.at
 		default:
 			continue
 		}

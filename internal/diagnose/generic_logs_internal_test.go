@@ -107,3 +107,55 @@ func TestSharedSeries(t *testing.T) {
 	require.Equal(t, scores[0].z, scores[1].z, "the node's evidence ranks both alike")
 	require.Greater(t, scores[0].own, scores[1].own)
 }
+
+// TestHistoryBound: the largest deviate n readings before a change allow,
+// from the chance that two readings lie beyond all n on either side.
+func TestHistoryBound(t *testing.T) {
+	require.InDelta(t, upperDeviate(4.0/30), historyBound(4), 1e-12)
+	require.InDelta(t, 1.11, historyBound(4), 0.01)
+	require.InDelta(t, 3.36, historyBound(100), 0.01)
+	require.Zero(t, historyBound(1), "two readings before: no evidence (p 0.5)")
+	for n := 2; n < 500; n++ {
+		require.Greater(t, historyBound(n+1), historyBound(n))
+	}
+}
+
+// TestScoreEntitiesHistory: a larger jump over three readings ranks below
+// a smaller one over twenty; the spreads still order changes of the same
+// history.
+func TestScoreEntitiesHistory(t *testing.T) {
+	series := func(pre int, jump float64) []float64 {
+		v := make([]float64, 30)
+		for i := range v {
+			switch {
+			case i < 20-pre:
+				v[i] = math.NaN()
+			case i < 20:
+				v[i] = 1 + 0.01*float64(i%3)
+			default:
+				v[i] = jump
+			}
+		}
+		return v
+	}
+	scores := scoreEntities([]genericSeries{
+		{entity: "sparse", name: "latency", v: series(3, 500)},
+		{entity: "steady", name: "latency", v: series(20, 5)},
+		{entity: "steadier", name: "latency", v: series(20, 9)},
+	}, 20)
+	require.Equal(t, []string{"steadier", "steady", "sparse"}, []string{scores[0].entity, scores[1].entity, scores[2].entity})
+	require.Greater(t, scores[2].z, scores[0].z, "the sparse one moved most in spreads")
+}
+
+// TestRankTies: generic causes of equal confidence keep the generic
+// layer's order, not their names'.
+func TestRankTies(t *testing.T) {
+	var cands []*candidate
+	for i, name := range []string{"zeta", "alpha", "mid"} {
+		cands = append(cands, &candidate{kind: KindMetricAnomaly, ent: Entity{"service": name}, strength: 0.99, generic: true, order: i + 1})
+	}
+	rep := &Report{}
+	rank(rep, cands)
+	require.Len(t, rep.Causes, 3)
+	require.Equal(t, []string{"zeta", "alpha", "mid"}, []string{rep.Causes[0].Entity["service"], rep.Causes[1].Entity["service"], rep.Causes[2].Entity["service"]})
+}

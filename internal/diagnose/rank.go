@@ -39,6 +39,13 @@ func rank(rep *Report, cands []*candidate) {
 		if c := cmp.Compare(b.score, a.score); c != 0 {
 			return c
 		}
+		if a.c.generic && b.c.generic {
+			// Confidences saturate (0.99); the generic layer's own order
+			// still tells its entities apart.
+			if c := cmp.Compare(a.c.order, b.c.order); c != 0 {
+				return c
+			}
+		}
 		if c := a.c.onset.Compare(b.c.onset); c != 0 {
 			return c
 		}
