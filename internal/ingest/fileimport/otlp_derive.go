@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/storage"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
@@ -25,8 +26,8 @@ import (
 //   - traces: span metrics and the service graph (internal/spanmetrics,
 //     with serve's defaults), on the clock of the spans: the newest end
 //     time read so far. A line (one export request, as the Collector's file
-//     exporter writes them) is cut by the 15 s flush interval its spans end
-//     in (on the Unix clock's grid), and the totals are written whenever the
+//     exporter writes them) is cut by the 15 s flush interval its traces
+//     end in (on the Unix clock's grid; a trace's spans stay together), and the totals are written whenever the
 //     spans read cross into a later interval, at the newest end read before
 //     it, and once more at the end, when the requests still waiting for
 //     their other half are settled: what is written follows the spans' own
@@ -136,8 +137,9 @@ type traceChunk struct {
 	newest time.Time
 }
 
-// splitByEnd cuts a line's spans by the flush interval their end falls in
-// (on the Unix clock's grid), in time order, so that a line holding
+// splitByEnd cuts a line's spans by the flush interval their trace's
+// newest end in the line falls in (on the Unix clock's grid), in time
+// order, so that a line holding
 // minutes of spans is flushed every interval of them, as many small lines
 // of the same spans are: what is written follows the spans, not the
 // lines. A line within one interval (a Collector's batch of 200 ms, or an
@@ -148,15 +150,30 @@ func splitByEnd(td ptrace.Traces, interval time.Duration) []traceChunk {
 	if interval <= 0 || newest.IsZero() {
 		return []traceChunk{{td, newest}}
 	}
+	// A trace's spans go together, by its newest end in the line: a child
+	// ends before its parent, and the pair is matched in one batch as the
+	// Collector's would be.
+	traceEnd := map[pcommon.TraceID]pcommon.Timestamp{}
+	rss := td.ResourceSpans()
+	for i := range rss.Len() {
+		sss := rss.At(i).ScopeSpans()
+		for j := range sss.Len() {
+			spans := sss.At(j).Spans()
+			for k := range spans.Len() {
+				sp := spans.At(k)
+				traceEnd[sp.TraceID()] = max(traceEnd[sp.TraceID()], sp.EndTimestamp())
+			}
+		}
+	}
 	bucket := func(sp ptrace.Span) int64 {
-		if sp.EndTimestamp() == 0 {
+		end := traceEnd[sp.TraceID()]
+		if end == 0 {
 			return math.MinInt64
 		}
-		return sp.EndTimestamp().AsTime().UnixNano() / int64(interval)
+		return end.AsTime().UnixNano() / int64(interval)
 	}
 	var keys []int64
 	seen := map[int64]bool{}
-	rss := td.ResourceSpans()
 	for i := range rss.Len() {
 		sss := rss.At(i).ScopeSpans()
 		for j := range sss.Len() {
@@ -212,7 +229,7 @@ func splitByEnd(td ptrace.Traces, interval time.Duration) []traceChunk {
 					dst[n] = to
 				}
 				sp.CopyTo(to.Spans().AppendEmpty())
-				if e := sp.EndTimestamp().AsTime().UTC(); sp.EndTimestamp() != 0 && e.After(out[n].newest) {
+				if e := traceEnd[sp.TraceID()].AsTime().UTC(); traceEnd[sp.TraceID()] != 0 && e.After(out[n].newest) {
 					out[n].newest = e
 				}
 			}
