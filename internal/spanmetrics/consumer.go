@@ -29,6 +29,9 @@ type Consumer struct {
 	edges    map[edgeID]*edgeSeries
 	pending  map[edgeKey]*pendingEdge
 	expiries []expiry
+	// longExpiries are the pending entries' second waits (treeWait), in
+	// order: each is an entry's first expiry plus treeWait.
+	longExpiries []expiry
 	// seen indexes the recent spans for the span tree (graph.go); seenExp
 	// is its expiry queue, oldest first.
 	seen    map[edgeKey]seenSpan
@@ -188,12 +191,12 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 }
 
-// Settle ends the wait of every pending half as if EdgeWait had passed on
-// the clock, then flushes: for the end of a file of spans, after which no
-// other half can come.
+// Settle ends the wait of every pending half as if EdgeWait and treeWait
+// had passed on the clock, then flushes: for the end of a file of spans,
+// after which no other half can come.
 func (c *Consumer) Settle(ctx context.Context) error {
 	c.mu.Lock()
-	c.expireEdges(c.now().Add(time.Duration(c.cfg.EdgeWait)))
+	c.expireEdges(c.now().Add(time.Duration(c.cfg.EdgeWait) + treeWait))
 	dirty := c.dirty
 	c.mu.Unlock()
 	if !dirty {

@@ -89,7 +89,15 @@
 // Spans of one service under each other are no call. The recent spans'
 // services are held for twice EdgeWait, at most MaxPendingEdges of them,
 // so a child placed after its parent, or its parent after it, is placed
-// either way.
+// either way. A parent ends after its children, often long after (a
+// request that retrieves, then waits seconds for a model's answer): a span
+// with no client half whose parent has not come when EdgeWait is over
+// waits for it five minutes more (treeWait, Prometheus's lookback), still
+// counted in MaxPendingEdges; Settle ends that wait too. Without it, spans
+// exported one at a time as they end lost 27 % of the calls to the first
+// service a request reaches (866 of 1,181 in the simulator's server-only
+// style), which a pair of client and server spans, ending together, never
+// does.
 //
 // # Writing
 //

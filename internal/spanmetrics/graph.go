@@ -56,7 +56,20 @@ type pendingEdge struct {
 	// from its parent's.
 	weak    []weakHalf
 	expires time.Time
+	// longWait is set once the entry waits for a parent past EdgeWait
+	// (treeWait).
+	longWait bool
 }
+
+// treeWait is how long spans with no client half wait for their parent
+// once EdgeWait is over. A parent ends after its children, and often long
+// after: a request that retrieves, then waits seconds for a model's
+// answer, ends well past its first call's end. The pairs of a client and a
+// server span end together; the span tree's do not. Five minutes is
+// Prometheus's lookback: a request placed later no longer moves a rate
+// over the last five minutes. The entries still count towards
+// MaxPendingEdges.
+const treeWait = 5 * time.Minute
 
 // weakHalf is a span of no call kind waiting to learn its parent's
 // service.
@@ -290,6 +303,16 @@ func (c *Consumer) expireEdges(now time.Time) {
 		c.expiries = append(c.expiries[:0], c.expiries[n:]...)
 	}
 	n = 0
+	for ; n < len(c.longExpiries) && !c.longExpiries[n].expires.After(now); n++ {
+		x := c.longExpiries[n]
+		if e, ok := c.pending[x.key]; ok && e.expires.Equal(x.expires) {
+			c.settle(x.key, e, now)
+		}
+	}
+	if n > 0 {
+		c.longExpiries = append(c.longExpiries[:0], c.longExpiries[n:]...)
+	}
+	n = 0
 	for ; n < len(c.seenExp) && !c.seenExp[n].expires.After(now); n++ {
 		x := c.seenExp[n]
 		if p, ok := c.seen[x.key]; ok && p.expires.Equal(x.expires) {
@@ -351,6 +374,14 @@ func (c *Consumer) settle(key edgeKey, e *pendingEdge, now time.Time) {
 	}
 	if p, ok := c.seen[key]; ok && !p.call {
 		c.settleUnder(key, e, p, now)
+		return
+	}
+	if !e.longWait && !key.span.IsEmpty() && (e.hasServer || len(e.weak) > 0) {
+		// The parent is not in yet: wait longer for it (treeWait).
+		e.longWait = true
+		e.expires = e.expires.Add(treeWait)
+		c.pending[key] = e
+		c.longExpiries = append(c.longExpiries, expiry{key, e.expires})
 		return
 	}
 	if e.hasServer {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -19,10 +20,13 @@ func edgeOf(cl, sv, conn string) []string {
 	return kv
 }
 
-// settleAll lets every wait run out and flushes.
+// settleAll lets every wait run out (a parent's too: treeWait) and
+// flushes.
 func settleAll(t *testing.T, c *Consumer, clk *clock) {
 	t.Helper()
 	clk.add(time.Minute)
+	require.NoError(t, c.Flush(t.Context()))
+	clk.add(treeWait)
 	require.NoError(t, c.Flush(t.Context()))
 	_, _, pending := c.SeriesCount()
 	require.Zero(t, pending, "every pending half is settled")
@@ -64,6 +68,39 @@ func TestServiceGraphChildBeforeParent(t *testing.T) {
 	require.Zero(t, pending, "the child's wait ends with its parent")
 	settleAll(t, c, clk)
 	require.Len(t, rec.series(MetricGraphRequests), 1)
+}
+
+// A parent can end long after its child (a request that retrieves, then
+// waits for a model's answer): a server span with no client half waits
+// for its parent past EdgeWait, up to treeWait; one whose parent never
+// comes is dropped then, and counted.
+func TestServiceGraphParentLongAfterChild(t *testing.T) {
+	c, rec, clk := newTestConsumer(t, nil)
+	ms := time.Millisecond
+	require.NoError(t, c.ConsumeTraces(t.Context(), build(4,
+		tspan{service: "vector-db", name: "search", kind: server, id: 2, parent: 1, start: ms, dur: 40 * ms},
+		tspan{service: "vector-db", name: "search", kind: server, id: 3, parent: 9, start: ms, dur: 40 * ms})))
+	// 45 s later: past EdgeWait and twice it, well inside treeWait.
+	for range 9 {
+		clk.add(5 * time.Second)
+		require.NoError(t, c.ConsumeTraces(t.Context(), build(5,
+			tspan{service: "other", name: "noise", kind: server, id: 1, dur: ms})))
+	}
+	require.False(t, rec.has(key(MetricGraphRequests, edgeOf("ai-app", "vector-db", "")...)))
+	require.NoError(t, c.ConsumeTraces(t.Context(), build(4,
+		tspan{service: "ai-app", name: "POST /chat", kind: server, id: 1, dur: 45 * time.Second})))
+	require.NoError(t, c.Flush(t.Context()))
+	require.Equal(t, 1.0, rec.value(t, key(MetricGraphRequests, edgeOf("ai-app", "vector-db", "")...)), "placed when its parent came")
+	clk.add(15 * time.Second) // the roots' own waits (requests from "user") end
+	require.NoError(t, c.Flush(t.Context()))
+	_, _, pending := c.SeriesCount()
+	require.Equal(t, 1, pending, "the orphan still waits")
+	expired := testutil.ToFloat64(c.m.expired)
+	clk.add(treeWait)
+	require.NoError(t, c.Flush(t.Context()))
+	_, _, pending = c.SeriesCount()
+	require.Zero(t, pending, "the orphan's wait is over")
+	require.Equal(t, expired+1, testutil.ToFloat64(c.m.expired), "and counted")
 }
 
 // A dependency that records its calls as CLIENT spans under its own
