@@ -139,122 +139,90 @@ type traceChunk struct {
 
 // splitByEnd cuts a line's spans by the flush interval their trace's
 // newest end in the line falls in (on the Unix clock's grid), in time
-// order, so that a line holding
-// minutes of spans is flushed every interval of them, as many small lines
-// of the same spans are: what is written follows the spans, not the
-// lines. A line within one interval (a Collector's batch of 200 ms, or an
-// interval of 0) stays as it is; spans with no end go with the first
-// chunk.
+// order, so that a line holding minutes of spans is flushed every interval
+// of them, as many small lines of the same spans are: what is written
+// follows the spans, not the lines. A trace's spans stay together (a child
+// ends before its parent, and the pair is matched in one batch, as the
+// Collector's would be). A line within one interval (a Collector's batch
+// of 200 ms, or an interval of 0) stays as it is; traces with no end go
+// with the first chunk.
 func splitByEnd(td ptrace.Traces, interval time.Duration) []traceChunk {
-	newest := newestSpanEnd(td)
-	if interval <= 0 || newest.IsZero() {
-		return []traceChunk{{td, newest}}
-	}
-	// A trace's spans go together, by its newest end in the line: a child
-	// ends before its parent, and the pair is matched in one batch as the
-	// Collector's would be.
 	traceEnd := map[pcommon.TraceID]pcommon.Timestamp{}
-	rss := td.ResourceSpans()
-	for i := range rss.Len() {
-		sss := rss.At(i).ScopeSpans()
-		for j := range sss.Len() {
-			spans := sss.At(j).Spans()
-			for k := range spans.Len() {
-				sp := spans.At(k)
-				traceEnd[sp.TraceID()] = max(traceEnd[sp.TraceID()], sp.EndTimestamp())
-			}
-		}
+	var newest pcommon.Timestamp
+	eachSpan(td, func(_ ptrace.ResourceSpans, _ ptrace.ScopeSpans, sp ptrace.Span) {
+		traceEnd[sp.TraceID()] = max(traceEnd[sp.TraceID()], sp.EndTimestamp())
+		newest = max(newest, sp.EndTimestamp())
+	})
+	whole := []traceChunk{{td, stampTime(newest)}}
+	if interval <= 0 || newest == 0 {
+		return whole
 	}
-	bucket := func(sp ptrace.Span) int64 {
-		end := traceEnd[sp.TraceID()]
-		if end == 0 {
-			return math.MinInt64
-		}
-		return end.AsTime().UnixNano() / int64(interval)
-	}
+	bucketOf := func(end pcommon.Timestamp) int64 { return end.AsTime().UnixNano() / int64(interval) }
 	var keys []int64
-	seen := map[int64]bool{}
-	for i := range rss.Len() {
-		sss := rss.At(i).ScopeSpans()
-		for j := range sss.Len() {
-			spans := sss.At(j).Spans()
-			for k := range spans.Len() {
-				if b := bucket(spans.At(k)); !seen[b] {
-					seen[b] = true
-					keys = append(keys, b)
-				}
-			}
+	for _, end := range traceEnd {
+		if b := bucketOf(end); end != 0 && !slices.Contains(keys, b) {
+			keys = append(keys, b)
 		}
 	}
 	if len(keys) <= 1 {
-		return []traceChunk{{td, newest}}
+		return whole
 	}
 	slices.Sort(keys)
-	out := make([]traceChunk, 0, len(keys))
-	at := map[int64]int{}
-	for _, b := range keys {
-		if b == math.MinInt64 {
-			continue
+	out := make([]traceChunk, len(keys))
+	for i := range out {
+		out[i].td = ptrace.NewTraces()
+	}
+	// Each span goes to its chunk under a copy of its resource and scope,
+	// one per scope and chunk.
+	var last ptrace.ScopeSpans
+	var dsts map[int]ptrace.ScopeSpans
+	eachSpan(td, func(rs ptrace.ResourceSpans, ss ptrace.ScopeSpans, sp ptrace.Span) {
+		if dsts == nil || ss != last {
+			last, dsts = ss, map[int]ptrace.ScopeSpans{}
 		}
-		at[b] = len(out)
-		out = append(out, traceChunk{td: ptrace.NewTraces()})
-	}
-	first := keys[0]
-	if first == math.MinInt64 {
-		first = keys[1]
-	}
-	for i := range rss.Len() {
-		rs := rss.At(i)
-		sss := rs.ScopeSpans()
-		var dst map[int]ptrace.ScopeSpans
-		for j := range sss.Len() {
-			ss := sss.At(j)
-			dst = map[int]ptrace.ScopeSpans{}
-			spans := ss.Spans()
-			for k := range spans.Len() {
-				sp := spans.At(k)
-				b := bucket(sp)
-				if b == math.MinInt64 {
-					b = first
-				}
-				n := at[b]
-				to, ok := dst[n]
-				if !ok {
-					ors := out[n].td.ResourceSpans().AppendEmpty()
-					rs.Resource().CopyTo(ors.Resource())
-					ors.SetSchemaUrl(rs.SchemaUrl())
-					to = ors.ScopeSpans().AppendEmpty()
-					ss.Scope().CopyTo(to.Scope())
-					to.SetSchemaUrl(ss.SchemaUrl())
-					dst[n] = to
-				}
-				sp.CopyTo(to.Spans().AppendEmpty())
-				if e := traceEnd[sp.TraceID()].AsTime().UTC(); traceEnd[sp.TraceID()] != 0 && e.After(out[n].newest) {
-					out[n].newest = e
-				}
-			}
+		end := traceEnd[sp.TraceID()]
+		n := 0
+		if end != 0 {
+			n, _ = slices.BinarySearch(keys, bucketOf(end))
 		}
-	}
+		to, ok := dsts[n]
+		if !ok {
+			ors := out[n].td.ResourceSpans().AppendEmpty()
+			rs.Resource().CopyTo(ors.Resource())
+			ors.SetSchemaUrl(rs.SchemaUrl())
+			to = ors.ScopeSpans().AppendEmpty()
+			ss.Scope().CopyTo(to.Scope())
+			to.SetSchemaUrl(ss.SchemaUrl())
+			dsts[n] = to
+		}
+		sp.CopyTo(to.Spans().AppendEmpty())
+		if t := stampTime(end); t.After(out[n].newest) {
+			out[n].newest = t
+		}
+	})
 	return out
 }
 
-// newestSpanEnd is the latest end time of td's spans (zero if none has
-// one).
-func newestSpanEnd(td ptrace.Traces) time.Time {
-	var newest time.Time
+// eachSpan calls fn with every span of td, its resource and its scope.
+func eachSpan(td ptrace.Traces, fn func(ptrace.ResourceSpans, ptrace.ScopeSpans, ptrace.Span)) {
 	rss := td.ResourceSpans()
 	for i := range rss.Len() {
 		sss := rss.At(i).ScopeSpans()
 		for j := range sss.Len() {
 			spans := sss.At(j).Spans()
 			for k := range spans.Len() {
-				if t := spans.At(k).EndTimestamp().AsTime(); spans.At(k).EndTimestamp() != 0 && t.After(newest) {
-					newest = t
-				}
+				fn(rss.At(i), sss.At(j), spans.At(k))
 			}
 		}
 	}
-	return newest.UTC()
+}
+
+// stampTime is a timestamp as UTC time, zero for none.
+func stampTime(ts pcommon.Timestamp) time.Time {
+	if ts == 0 {
+		return time.Time{}
+	}
+	return ts.AsTime().UTC()
 }
 
 // newestRecord is the latest time of ld's records, their timestamp or
