@@ -84,11 +84,12 @@ func (d *Day) inputs(i int, kind string) ([]Input, Case, error) {
 	traces := kind == DataTraces || kind == DataWithTraces || kind == DataAll
 	var in []Input
 	var b strings.Builder
-	c, err := d.WriteCase(&b, i, CaseOptions{Graph: kind == DataGraph})
+	alone := kind == DataTraces || kind == DataLogsOnly
+	c, err := d.WriteCase(&b, i, CaseOptions{Graph: kind == DataGraph, NoMetrics: alone})
 	if err != nil {
 		return nil, Case{}, err
 	}
-	if kind != DataTraces && kind != DataLogsOnly {
+	if !alone {
 		in = append(in, Input{Name: "case.om", Data: []byte(b.String())})
 	}
 	from := c.At.Add(-c.Window)
@@ -124,7 +125,7 @@ func (d *Day) inputs(i int, kind string) ([]Input, Case, error) {
 		c.At = end
 		c.Window = end.Sub(from)
 	}
-	if (traces || logs) && kind != DataTraces && kind != DataLogsOnly {
+	if (traces || logs) && !alone {
 		c.Step = 0 // the metrics' minute rows set it: a finer step only repeats them
 	}
 	return in, c, nil
