@@ -156,11 +156,16 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 		tested[r.entity]++
 		c := logTemplateCounts{entity: r.entity, severity: r.severity, template: r.template}
 		bestP := 2.0
-		before := 0.0
+		squares := 0.0
+		for _, x := range bins {
+			squares += x * x
+		}
+		before, sqBefore := 0.0, 0.0
 		for k := 1; k < len(bins); k++ {
 			before += bins[k-1]
+			sqBefore += bins[k-1] * bins[k-1]
 			after := total - before
-			phi := dispersion(bins, k, before, after)
+			phi := dispersion(len(bins), k, before, after, sqBefore, squares-sqBefore)
 			p := binomialUpperTail(after/phi, total/phi, float64(len(bins)-k)/float64(len(bins)))
 			if p < bestP {
 				bestP, c.before, c.after, c.at, c.phi = p, before, after, b0+k, phi
@@ -185,29 +190,27 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 	return out, nil
 }
 
-// dispersion is the quasi-Poisson dispersion of a template's counts per
-// step about a rate before step k and another after it: Pearson's χ² over
+// dispersion is the quasi-Poisson dispersion of a template's n counts per
+// step about a rate before step k and another after it (from the sides'
+// sums and sums of squares): Pearson's χ² over
 // its degrees of freedom, at least 1. Logs come in bursts (a retry storm,
 // a batch job's hundred lines in one second); a count that bursts is
 // weaker evidence than as many records that came steadily, and dividing
 // the counts by the dispersion says by how much (McCullagh and Nelder,
 // Generalized Linear Models, §4.5).
-func dispersion(bins []float64, k int, before, after float64) float64 {
-	if len(bins) < 3 {
+func dispersion(n, k int, before, after, sqBefore, sqAfter float64) float64 {
+	if n < 3 {
 		return 1
 	}
-	mu0, mu1 := before/float64(k), after/float64(len(bins)-k)
+	// Σ(x-μ)²/μ over a side of sum S and sum of squares Q is Q/μ - S.
 	chi := 0.0
-	for i, x := range bins {
-		mu := mu1
-		if i < k {
-			mu = mu0
-		}
-		if mu > 0 {
-			chi += (x - mu) * (x - mu) / mu
-		}
+	if before > 0 {
+		chi += sqBefore/(before/float64(k)) - before
 	}
-	return math.Max(1, chi/float64(len(bins)-2))
+	if after > 0 {
+		chi += sqAfter/(after/float64(n-k)) - after
+	}
+	return math.Max(1, chi/float64(n-2))
 }
 
 // ceilDivMs is ⌈a/b⌉ for b > 0.

@@ -159,3 +159,30 @@ func TestRankTies(t *testing.T) {
 	require.Len(t, rep.Causes, 3)
 	require.Equal(t, []string{"zeta", "alpha", "mid"}, []string{rep.Causes[0].Entity["service"], rep.Causes[1].Entity["service"], rep.Causes[2].Entity["service"]})
 }
+
+// TestDispersion: the sums give Pearson's χ² over its degrees of freedom,
+// as summing the bins does; steady counts are Poisson (1), a burst is not.
+func TestDispersion(t *testing.T) {
+	bins := []float64{0, 1, 0, 40, 0, 2, 3, 1, 2, 2}
+	k := 4
+	var s0, s1, q0, q1 float64
+	for i, x := range bins {
+		if i < k {
+			s0, q0 = s0+x, q0+x*x
+		} else {
+			s1, q1 = s1+x, q1+x*x
+		}
+	}
+	mu0, mu1 := s0/float64(k), s1/float64(len(bins)-k)
+	chi := 0.0
+	for i, x := range bins {
+		mu := mu1
+		if i < k {
+			mu = mu0
+		}
+		chi += (x - mu) * (x - mu) / mu
+	}
+	require.InDelta(t, chi/float64(len(bins)-2), dispersion(len(bins), k, s0, s1, q0, q1), 1e-9)
+	require.Greater(t, dispersion(len(bins), k, s0, s1, q0, q1), 5.0, "a burst")
+	require.Equal(t, 1.0, dispersion(6, 3, 6, 6, 12, 12), "two a step throughout: as Poisson")
+}
