@@ -444,7 +444,7 @@ func demoServe(ctx context.Context, e *env, st *store.Embedded, ln net.Listener,
 	cfg := config.Default()
 	fmt.Fprintf(e.stderr, "vigil demo: the API is up on http://%s (Ctrl-C to stop)\n", ln.Addr())
 	var g run.Group
-	addHTTP(&g, h, ln, cfg, logger)
+	addHTTP(&g, h, ln, cfg, logger, reg)
 	g.Add(func() error { <-ctx.Done(); return nil }, func(error) {})
 	return g.Run()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"syscall"
@@ -17,8 +18,8 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/net/netutil"
 
+	"github.com/vigil-obs/vigil/internal/admission"
 	"github.com/vigil-obs/vigil/internal/api"
 	"github.com/vigil-obs/vigil/internal/buildinfo"
 	"github.com/vigil-obs/vigil/internal/config"
@@ -131,6 +132,10 @@ func serve(ctx context.Context, e *env, cfg config.Config, explicit otlpExplicit
 	}
 	// Vigil's own logs go through redaction too.
 	logger := slog.New(redact.NewHandler(e.logger().Handler(), red))
+	budget, err := memoryBudget(cfg, logger, reg)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
 	st, err := openServeStore(cfg, e, logger, reg)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
@@ -148,11 +153,11 @@ func serve(ctx context.Context, e *env, cfg config.Config, explicit otlpExplicit
 		<-ctx.Done()
 		return nil
 	}, func(error) {})
-	rp, err := openRequestPath(cfg, e, st, red, explicit, logger, reg)
+	rp, err := openRequestPath(cfg, e, st, red, budget, explicit, logger, reg)
 	if err != nil {
 		return errors.Join(fmt.Errorf("serve: %w", err), closeStore())
 	}
-	if err := addComponents(&g, e, cfg, st, rp, red, logger, reg); err != nil {
+	if err := addComponents(&g, e, cfg, st, rp, red, budget, logger, reg); err != nil {
 		return errors.Join(fmt.Errorf("serve: %w", err), rp.close(logger), closeStore())
 	}
 	// The stores close last, once nothing reads or writes them any more.
@@ -163,6 +168,29 @@ func serve(ctx context.Context, e *env, cfg config.Config, explicit otlpExplicit
 	return err
 }
 
+// memoryBudget resolves the memory budget, sets GOMEMLIMIT from it and
+// returns the in-flight byte budget of the ingest paths.
+func memoryBudget(cfg config.Config, logger *slog.Logger, reg prometheus.Registerer) (*admission.Budget, error) {
+	mb := admission.ResolveMemory(int64(cfg.Memory.Budget))
+	if err := mb.Apply(); err != nil {
+		return nil, err
+	}
+	inflight := cfg.Memory.InflightBytes(mb.Bytes)
+	attrs := []any{"inflight_bytes", config.Bytes(inflight).String()}
+	if mb.Bytes > 0 {
+		attrs = append(attrs, "budget", config.Bytes(mb.Bytes).String(), "budget_from", mb.Source)
+	}
+	if mb.GoMemLimit > 0 && mb.GoMemLimit < math.MaxInt64 {
+		attrs = append(attrs, "gomemlimit", fmt.Sprintf("%.0fMiB", float64(mb.GoMemLimit)/(1<<20)), "gomemlimit_from", mb.GoMemLimitSource)
+	}
+	logger.Info("memory", attrs...)
+	return admission.NewBudget(inflight, reg), nil
+}
+
+// internalQueries are the engine's query slots kept for Vigil's own
+// evaluation (rules, symptoms, diagnosis), which the API cannot take.
+const internalQueries = 4
+
 func openServeStore(cfg config.Config, e *env, logger *slog.Logger, reg prometheus.Registerer) (*store.Embedded, error) {
 	return store.OpenEmbedded(store.EmbeddedConfig{
 		Dir:              cfg.Storage.DataDir,
@@ -170,9 +198,11 @@ func openServeStore(cfg config.Config, e *env, logger *slog.Logger, reg promethe
 		OutOfOrderWindow: time.Duration(cfg.Storage.OutOfOrderWindow),
 		MaxExemplars:     cfg.Storage.MaxExemplars,
 		Engine: store.EngineConfig{
-			MaxSamples:     cfg.Query.MaxSamples,
-			Timeout:        time.Duration(cfg.Query.Timeout),
-			MaxConcurrency: cfg.Query.MaxConcurrency,
+			MaxSamples: cfg.Query.MaxSamples,
+			Timeout:    time.Duration(cfg.Query.Timeout),
+			// The API's queries take at most max_concurrency slots (its
+			// fair gate): the rest are the evaluation's and the diagnosis's.
+			MaxConcurrency: cfg.Query.MaxConcurrency + internalQueries,
 			LookbackDelta:  time.Duration(cfg.Query.LookbackDelta),
 		},
 	}, e.now, logger, reg)
@@ -180,7 +210,7 @@ func openServeStore(cfg config.Config, e *env, logger *slog.Logger, reg promethe
 
 // addComponents adds the HTTP server (API, remote write, push), scraping and
 // self-monitoring to g. On error nothing is left running.
-func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, rp *requestPath, red *redact.Redactor, logger *slog.Logger, reg *prometheus.Registry) error {
+func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, rp *requestPath, red *redact.Redactor, budget *admission.Budget, logger *slog.Logger, reg *prometheus.Registry) error {
 	// Label values are redacted on every metric path, as OTLP's are,
 	// unless redaction.unredacted_paths names it.
 	appendable := func(path string) storage.AppendableV2 {
@@ -190,14 +220,14 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 		return st
 	}
 	rw, err := remotewrite.New(remotewrite.Options{
-		Appendable: appendable(redact.PathRemoteWrite), Series: st, Limits: cfg.Limits, Now: e.now,
+		Appendable: appendable(redact.PathRemoteWrite), Series: st, Limits: cfg.Limits, Budget: budget, Now: e.now,
 		Logger: logger.With("component", "remote-write"), Registerer: reg,
 	})
 	if err != nil {
 		return err
 	}
 	pushed, err := push.New(push.Options{
-		Appendable: appendable(redact.PathPush), Now: e.now,
+		Appendable: appendable(redact.PathPush), Budget: budget, Now: e.now,
 		Logger: logger.With("component", "push"), Registerer: reg,
 	})
 	if err != nil {
@@ -223,9 +253,6 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 			err = errors.New("address already in use (another vigil serve? choose one with --listen)")
 		}
 		return fmt.Errorf("listen on %s: %w", cfg.Web.Listen, err)
-	}
-	if cfg.Web.MaxConnections > 0 {
-		ln = netutil.LimitListener(ln, cfg.Web.MaxConnections)
 	}
 	sender, err := openNotifier(cfg, logger, reg)
 	if err != nil {
@@ -254,6 +281,7 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 		CORSOrigin:    cors,
 		RemoteRead:    api.RemoteReadLimits{Concurrency: rr.MaxConcurrency, SampleLimit: rr.SampleLimit, MaxBytesInFrame: rr.MaxBytesInFrame},
 		QueryLimits:   api.QueryLimits{MaxBytes: cfg.Query.MaxBytes, MaxDepth: cfg.Query.MaxDepth, MaxOperators: cfg.Query.MaxOperators},
+		QueryGate:     admission.NewFairGate(cfg.Query.MaxConcurrency, reg),
 		ListenAddress: ln.Addr().String(), DataDir: cfg.Storage.DataDir,
 		LookbackDelta: time.Duration(cfg.Query.LookbackDelta), QueryTimeout: time.Duration(cfg.Query.Timeout),
 		Flags: map[string]string{"storage.tsdb.path": cfg.Storage.DataDir, "storage.tsdb.retention.time": cfg.Storage.Retention.String(), "web.listen-address": cfg.Web.Listen},
@@ -269,7 +297,7 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 		stopScraper()
 		return err
 	}
-	addHTTP(g, h, ln, cfg, logger)
+	addHTTP(g, h, ln, cfg, logger, reg)
 	rp.add(g)
 	if sender != nil {
 		nctx, ncancel := context.WithCancel(context.Background())
@@ -291,12 +319,19 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 	return nil
 }
 
-func addHTTP(g *run.Group, h *api.Handler, ln net.Listener, cfg config.Config, logger *slog.Logger) {
+// probeConnections are the connections beyond web.max_connections that
+// serve only the health probes.
+const probeConnections = 16
+
+func addHTTP(g *run.Group, h *api.Handler, ln net.Listener, cfg config.Config, logger *slog.Logger, reg prometheus.Registerer) {
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 30 * time.Second,
+		ReadHeaderTimeout: time.Duration(cfg.Web.ReadHeaderTimeout),
 		ReadTimeout:       time.Duration(cfg.Web.ReadTimeout),
 		ErrorLog:          slog.NewLogLogger(logger.With("component", "http").Handler(), slog.LevelWarn),
+	}
+	if cfg.Web.MaxConnections > 0 {
+		ln = admission.LimitConns(ln, cfg.Web.MaxConnections, probeConnections, srv, api.IsProbe, reg)
 	}
 	g.Add(func() error {
 		logger.Info("listening", "address", ln.Addr().String(), "data_dir", cfg.Storage.DataDir)

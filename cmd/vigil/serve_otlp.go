@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
+	"github.com/vigil-obs/vigil/internal/admission"
 	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/forward"
 	"github.com/vigil-obs/vigil/internal/hops"
@@ -47,7 +48,7 @@ type otlpExplicit struct{ grpc, http bool }
 
 // openRequestPath opens the trace store and builds the receiver on its
 // listeners; nothing serves yet. On error nothing is left open.
-func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.Redactor, explicit otlpExplicit, logger *slog.Logger, reg prometheus.Registerer) (_ *requestPath, err error) {
+func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.Redactor, budget *admission.Budget, explicit otlpExplicit, logger *slog.Logger, reg prometheus.Registerer) (_ *requestPath, err error) {
 	tc := cfg.Traces
 	if tc.Dir == "" {
 		tc.Dir = filepath.Join(cfg.Storage.DataDir, "traces")
@@ -92,6 +93,7 @@ func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.
 		Metrics:         redactedMetrics{red, otlp.NewMetricsAppender(st, e.now, logger.With("component", "otlp-metrics"))},
 		MaxRequestBytes: cfg.OTLP.MaxRequestBytes,
 		MaxInFlight:     cfg.OTLP.MaxInFlight,
+		Budget:          budget,
 		Logger:          logger.With("component", "otlp"),
 		Registerer:      reg,
 	})

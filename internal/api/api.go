@@ -28,6 +28,7 @@ import (
 	"github.com/prometheus/prometheus/util/notifications"
 	apiv1 "github.com/prometheus/prometheus/web/api/v1"
 
+	"github.com/vigil-obs/vigil/internal/admission"
 	"github.com/vigil-obs/vigil/internal/buildinfo"
 	"github.com/vigil-obs/vigil/internal/store"
 )
@@ -73,6 +74,9 @@ type Options struct {
 	// QueryLimits bound every expression and series selector before it is
 	// parsed (querybound.go); zero fields take the defaults.
 	QueryLimits QueryLimits
+	// QueryGate shares the query slots of the HTTP API between clients;
+	// nil: the store's engine alone bounds them.
+	QueryGate *admission.FairGate
 	// Extra handlers mounted by path (e.g. the trace and log API).
 	Extra map[string]http.Handler
 }
@@ -200,7 +204,7 @@ func New(opts Options) (*Handler, error) {
 	)
 	r := route.New()
 	v1.Register(r.WithPrefix("/api/v1"))
-	h.mux.Handle("/api/v1/", boundQueries(opts.QueryLimits.withDefaults(), r))
+	h.mux.Handle("/api/v1/", boundQueries(opts.QueryLimits.withDefaults(), gateQueries(opts.QueryGate, opts.QueryTimeout, r)))
 	if opts.Write != nil {
 		h.mux.Handle("/api/v1/write", opts.Write)
 	}
@@ -230,6 +234,9 @@ func New(opts Options) (*Handler, error) {
 	})
 	return h, nil
 }
+
+// IsProbe reports whether path is a health probe's (/-/healthy, /-/ready).
+func IsProbe(path string) bool { return path == "/-/healthy" || path == "/-/ready" }
 
 // SetReady marks the server ready (or not).
 func (h *Handler) SetReady(v bool) { h.ready.Store(v) }

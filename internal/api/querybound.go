@@ -1,10 +1,14 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
+
+	"github.com/vigil-obs/vigil/internal/admission"
 )
 
 // QueryLimits bound a PromQL expression before it is parsed. Prometheus's
@@ -126,6 +130,48 @@ func boundQueries(l QueryLimits, next http.Handler) http.Handler {
 				}
 			}
 		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// gatedPaths are the API paths that read the store at length, which
+// take a slot of the fair gate.
+var gatedPaths = map[string]bool{
+	"/api/v1/query": true, "/api/v1/query_range": true, "/api/v1/query_exemplars": true,
+	"/api/v1/series": true, "/api/v1/labels": true, "/api/v1/read": true,
+}
+
+// gateQueries makes the store's readers wait for their client's share of
+// g (admission.FairGate). A client that goes away while it waits is
+// dropped; one that goes away while its query runs cancels it, since the
+// API evaluates under the request's context.
+func gateQueries(g *admission.FairGate, wait time.Duration, next http.Handler) http.Handler {
+	if g == nil {
+		return next
+	}
+	if wait <= 0 {
+		wait = 2 * time.Minute
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !gatedPaths[r.URL.Path] && !strings.HasPrefix(r.URL.Path, "/api/v1/label/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		client := admission.ClientOf(r)
+		ctx, cancel := context.WithTimeout(r.Context(), wait)
+		err := g.Acquire(ctx, client)
+		cancel()
+		if err != nil {
+			if r.Context().Err() == nil { // waited the query timeout
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_ = json.NewEncoder(w).Encode(map[string]string{"status": "error", "errorType": "unavailable",
+					"error": fmt.Sprintf("no query slot for this client within %s (query.max_concurrency): retry later", wait)})
+			}
+			return // else the client is gone: nobody to answer
+		}
+		defer g.Release(client)
 		next.ServeHTTP(w, r)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alecthomas/units"
 	"github.com/grafana/regexp"
 	"github.com/prometheus/common/model"
 	promconfig "github.com/prometheus/prometheus/config"
@@ -30,6 +31,9 @@ type Config struct {
 	Self    SelfConfig    `yaml:"self_monitoring"`
 	// Limits protect the remote-write receiver.
 	Limits remotewrite.Limits `yaml:"limits"`
+	// Memory is the memory budget: GOMEMLIMIT and the bytes the ingest
+	// requests in flight may hold.
+	Memory MemoryConfig `yaml:"memory"`
 	// Evaluation configures the continuous evaluation: SLO rules,
 	// symptoms, diagnosis, incidents.
 	Evaluation EvaluationConfig `yaml:"evaluation"`
@@ -112,7 +116,12 @@ type WebConfig struct {
 	Listen string `yaml:"listen"`
 	// ReadTimeout bounds reading one request; queries have their own timeout.
 	ReadTimeout model.Duration `yaml:"read_timeout"`
+	// ReadHeaderTimeout bounds reading a request's header.
+	ReadHeaderTimeout model.Duration `yaml:"read_header_timeout"`
 	// MaxConnections bounds simultaneous connections; 0 means no bound.
+	// At the bound, a new connection takes the place of the oldest idle
+	// or half-sent one, and when every one is being answered 16 more
+	// serve only /-/healthy and /-/ready.
 	MaxConnections int `yaml:"max_connections"`
 	// CORSOrigin is the regular expression (anchored) of the origins a
 	// browser may read the API from, as Prometheus's --web.cors.origin:
@@ -124,6 +133,61 @@ type WebConfig struct {
 func (w WebConfig) CORS() (*regexp.Regexp, error) {
 	return regexp.Compile("^(?:" + w.CORSOrigin + ")$")
 }
+
+// MemoryConfig is the memory budget of `vigil serve`.
+type MemoryConfig struct {
+	// Budget is the memory the process may use ("2GiB"). GOMEMLIMIT is
+	// set to 90% of it, unless the GOMEMLIMIT environment variable is
+	// set. 0, the default, takes the cgroup's memory limit when one is
+	// set (a container's), and no budget otherwise.
+	Budget Bytes `yaml:"budget"`
+	// MaxInflightBytes bounds the bytes that the requests of remote
+	// write, OTLP and push hold at once while they are decoded and
+	// stored, each charged its body as sent plus its decoded size times
+	// its decoder's measured expansion; beyond it requests get 503, a
+	// client over its fair share 429, both with Retry-After. 0, the
+	// default, is half the budget, or 1GiB without one.
+	MaxInflightBytes Bytes `yaml:"max_inflight_bytes"`
+}
+
+// DefaultInflightBytes is memory.max_inflight_bytes without a budget.
+const DefaultInflightBytes = 1 << 30
+
+// InflightBytes is the in-flight byte budget for a memory budget of
+// budget bytes (0: none): MaxInflightBytes when set, else half the
+// budget, else DefaultInflightBytes.
+func (m MemoryConfig) InflightBytes(budget int64) int64 {
+	switch {
+	case m.MaxInflightBytes > 0:
+		return int64(m.MaxInflightBytes)
+	case budget > 0:
+		return budget / 2
+	}
+	return DefaultInflightBytes
+}
+
+// Bytes is a size in bytes, written with a unit ("512MiB", "2GiB") or as
+// a plain number of bytes.
+type Bytes int64
+
+// UnmarshalText reads "2GiB", "512MB" (powers of two, as Prometheus reads
+// them) or "1048576".
+func (b *Bytes) UnmarshalText(text []byte) error {
+	s := strings.TrimSpace(string(text))
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*b = Bytes(n)
+		return nil
+	}
+	v, err := units.ParseBase2Bytes(s)
+	if err != nil {
+		return fmt.Errorf("not a size in bytes (like 512MiB or 2GiB): %q", s)
+	}
+	*b = Bytes(v)
+	return nil
+}
+
+// MarshalText writes the size with its largest whole unit.
+func (b Bytes) MarshalText() ([]byte, error) { return []byte(units.Base2Bytes(b).String()), nil }
 
 // SelfConfig configures how Vigil stores its own metrics.
 type SelfConfig struct {
@@ -191,10 +255,11 @@ func Default() Config {
 			RemoteRead:     RemoteReadConfig{MaxConcurrency: 10, SampleLimit: 50_000_000, MaxBytesInFrame: 1 << 20},
 		},
 		Web: WebConfig{
-			Listen:         ":9700",
-			ReadTimeout:    model.Duration(5 * time.Minute),
-			MaxConnections: 512,
-			CORSOrigin:     ".*",
+			Listen:            ":9700",
+			ReadTimeout:       model.Duration(5 * time.Minute),
+			ReadHeaderTimeout: model.Duration(10 * time.Second),
+			MaxConnections:    512,
+			CORSOrigin:        ".*",
 		},
 		Self: SelfConfig{
 			Enabled:  true,
@@ -268,6 +333,12 @@ func (c *Config) Validate() error {
 		return fieldErr("query.max_operators", "must be positive, got %d", q.MaxOperators)
 	case w.ReadTimeout <= 0:
 		return fieldErr("web.read_timeout", "must be positive, got %s", w.ReadTimeout)
+	case w.ReadHeaderTimeout <= 0:
+		return fieldErr("web.read_header_timeout", "must be positive, got %s", w.ReadHeaderTimeout)
+	case c.Memory.Budget < 0:
+		return fieldErr("memory.budget", "must not be negative, got %d", c.Memory.Budget)
+	case c.Memory.MaxInflightBytes < 0:
+		return fieldErr("memory.max_inflight_bytes", "must not be negative, got %d", c.Memory.MaxInflightBytes)
 	case w.MaxConnections < 0:
 		return fieldErr("web.max_connections", "must not be negative, got %d", w.MaxConnections)
 	case q.RemoteRead.MaxConcurrency <= 0:
@@ -422,3 +493,6 @@ func sectionMsg(section, msg string) string {
 	}
 	return rest
 }
+
+// String writes the size with its largest whole unit.
+func (b Bytes) String() string { return units.Base2Bytes(b).String() }

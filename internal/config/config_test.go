@@ -174,3 +174,17 @@ func FuzzParse(f *testing.F) {
 		require.NoError(t, cfg.Validate())
 	})
 }
+
+func TestMemory(t *testing.T) {
+	cfg, err := Parse("m.yml", []byte("memory:\n  budget: 2GiB\n  max_inflight_bytes: 268435456\n"))
+	require.NoError(t, err)
+	require.Equal(t, Bytes(2<<30), cfg.Memory.Budget)
+	require.Equal(t, int64(256<<20), cfg.Memory.InflightBytes(int64(cfg.Memory.Budget)))
+	cfg, err = Parse("m.yml", []byte("memory:\n  budget: 512MiB\n"))
+	require.NoError(t, err)
+	require.Equal(t, int64(256<<20), cfg.Memory.InflightBytes(int64(cfg.Memory.Budget)), "half the budget")
+	require.Equal(t, int64(DefaultInflightBytes), Default().Memory.InflightBytes(0), "no budget")
+	b, err := Bytes(2 << 30).MarshalText()
+	require.NoError(t, err)
+	require.Equal(t, "2GiB", string(b))
+}

@@ -276,6 +276,10 @@ func decodeValue(n *yaml.Node, v reflect.Value, field string) error {
 			return atLine(n, field, "%q is not a duration such as 15d, 12h, 90m or 30s", n.Value)
 		}
 		*p = d
+	case *Bytes:
+		if err := p.UnmarshalText([]byte(n.Value)); err != nil {
+			return atLine(n, field, "%v", err)
+		}
 	case *string:
 		*p = n.Value
 	case *float64:

@@ -52,6 +52,7 @@ const (
 	reasonMethod          = "method_not_allowed"
 	reasonSignalOff       = "signal_off"
 	reasonTooManyRequests = "too_many_requests"
+	reasonBudget          = "inflight_bytes"
 	reasonOverloaded      = "consumer_overloaded"
 	reasonPartial         = "consumer_partial"
 	reasonConsumer        = "consumer_error"

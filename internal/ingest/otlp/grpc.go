@@ -8,6 +8,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
+
+	"github.com/vigil-obs/vigil/internal/admission"
 )
 
 // The gRPC services are registered with descriptors of their own rather
@@ -52,7 +54,16 @@ func (r *Receiver) grpcExport(sig *signal, method string) grpc.MethodHandler {
 			r.observe(transportGRPC, sig, o, time.Since(start))
 			return nil, o.grpcStatus().Err()
 		}
-		o := sig.export(ctx, req.(*rawMessage).bytes(), formatProto)
+		body := req.(*rawMessage).bytes()
+		ticket, refused := r.opts.Budget.Acquire(admission.ClientOfContext(ctx), "otlp", int64(len(body))*admission.ExpansionOTLPProto)
+		if refused != nil {
+			r.release()
+			o := budgetRefusal(refused)
+			r.observe(transportGRPC, sig, o, time.Since(start))
+			return nil, o.grpcStatus().Err()
+		}
+		o := sig.export(ctx, body, formatProto)
+		ticket.Release()
 		r.release()
 		r.observe(transportGRPC, sig, o, time.Since(start))
 		if o.code != codes.OK {

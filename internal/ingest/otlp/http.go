@@ -13,6 +13,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/vigil-obs/vigil/internal/admission"
 )
 
 // Content types of OTLP/HTTP.
@@ -66,11 +68,39 @@ func (r *Receiver) exportHTTP(req *http.Request, sig *signal, f format) outcome 
 		return r.tooManyRequests()
 	}
 	defer r.release()
+	// The body is charged to the budget as sent, then decoded.
+	ticket, refused := r.opts.Budget.Acquire(admission.ClientOf(req), "otlp", max(req.ContentLength, 0))
+	if refused != nil {
+		return budgetRefusal(refused)
+	}
+	defer ticket.Release()
 	body, o, ok := r.readBody(req)
 	if !ok {
 		return o
 	}
+	expansion := int64(admission.ExpansionOTLPProto)
+	if f == formatJSON {
+		expansion = admission.ExpansionOTLPJSON
+	}
+	if refused := ticket.Grow(int64(len(body)) * expansion); refused != nil {
+		return budgetRefusal(refused)
+	}
 	return sig.export(req.Context(), body, f)
+}
+
+// budgetRefusal is the outcome of a request the in-flight budget refused:
+// 503 / Unavailable when the server is full, 429 / ResourceExhausted over
+// the client's share (both with a retry hint), 413 when it can never fit.
+func budgetRefusal(r *admission.Refusal) outcome {
+	switch r.Status {
+	case http.StatusServiceUnavailable:
+		return refuse(codes.Unavailable, reasonBudget, r.Msg)
+	case http.StatusTooManyRequests:
+		return refuse(codes.ResourceExhausted, reasonBudget, r.Msg)
+	}
+	o := refuse(codes.InvalidArgument, reasonTooLarge, r.Msg)
+	o.httpCode = http.StatusRequestEntityTooLarge
+	return o
 }
 
 // readBody reads the body of req, decompressed, within the size limits.

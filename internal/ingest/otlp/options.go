@@ -10,6 +10,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/vigil-obs/vigil/internal/admission"
 )
 
 // TracesConsumer takes the spans of one export request.
@@ -66,6 +68,9 @@ type Options struct {
 	// another in an attribute value or a log body: a scalar has depth 0, a
 	// list of scalars 1. A request with a deeper value is refused (400).
 	MaxAttributeDepth int
+	// Budget bounds the bytes the requests in flight hold, shared with
+	// the other ingest paths; nil: only MaxInFlight bounds them.
+	Budget *admission.Budget
 	// Logger takes the receiver's logs; nil discards them.
 	Logger *slog.Logger
 	// Registerer takes the receiver's metrics; nil registers nothing.

@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/prometheus/model/metadata"
 	"github.com/prometheus/prometheus/model/value"
 	"github.com/prometheus/prometheus/storage"
+
+	"github.com/vigil-obs/vigil/internal/admission"
 )
 
 // Defaults of Options.
@@ -40,6 +42,9 @@ type Options struct {
 	// MaxSeries limits the series held over all groups (default 100,000);
 	// a push that would go over it gets 400 and changes nothing.
 	MaxSeries int
+	// Budget bounds the bytes the requests in flight hold, shared with
+	// the other ingest paths; nil: no bound.
+	Budget *admission.Budget
 	// Now is the clock (default time.Now).
 	Now        func() time.Time
 	Logger     *slog.Logger
@@ -110,6 +115,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if code == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", "PUT, POST, DELETE")
 	}
+	if code == http.StatusServiceUnavailable || code == http.StatusTooManyRequests {
+		w.Header().Set("Retry-After", strconv.Itoa(int(admission.RetryAfter/time.Second)))
+	}
 	if code >= 400 {
 		h.opts.Logger.Debug("push rejected", "code", code, "msg", msg)
 		http.Error(w, msg, code)
@@ -117,6 +125,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(code)
 }
+
+// refusedCode is the answer to a refusal of the in-flight budget.
+func refusedCode(r *admission.Refusal) (int, string) { return r.Status, r.Msg }
 
 // serve handles a request and returns the status code and, for an error,
 // a one-line reason.
@@ -136,12 +147,21 @@ func (h *Handler) serve(r *http.Request) (int, string) {
 		}
 		return http.StatusAccepted, ""
 	}
+	// The body is charged to the budget as sent, then decoded.
+	ticket, refused := h.opts.Budget.Acquire(admission.ClientOf(r), "push", max(r.ContentLength, 0))
+	if refused != nil {
+		return refusedCode(refused)
+	}
+	defer ticket.Release()
 	body, err := readBody(r, h.opts.MaxBodyBytes)
 	if errors.Is(err, errTooLarge) {
 		return http.StatusRequestEntityTooLarge, err.Error()
 	}
 	if err != nil {
 		return http.StatusBadRequest, err.Error()
+	}
+	if refused := ticket.Grow(int64(len(body)) * admission.ExpansionText); refused != nil {
+		return refusedCode(refused)
 	}
 	mfs, err := decodeFamilies(body, r.Header)
 	if err != nil {

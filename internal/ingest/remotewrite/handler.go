@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
+
+	"github.com/vigil-obs/vigil/internal/admission"
 )
 
 // Rejection reasons, the values of the reason label of Vigil's metrics.
@@ -61,6 +63,9 @@ type Options struct {
 	// Series enforces Limits.MaxActiveSeries; nil turns that limit off.
 	Series ActiveSeries
 	Limits Limits
+	// Budget bounds the bytes the requests in flight hold, shared with
+	// the other ingest paths; nil: only MaxInflightRequests bounds them.
+	Budget *admission.Budget
 	// Now is the clock; samples more than 10 minutes ahead of it are rejected.
 	Now        func() time.Time
 	Logger     *slog.Logger
@@ -149,6 +154,13 @@ func (h *Handler) reject(w http.ResponseWriter, code int, reason, msg string) {
 	http.Error(w, msg, code)
 }
 
+// refuse answers a refusal of the in-flight budget.
+func (h *Handler) refuse(w http.ResponseWriter, r *admission.Refusal) {
+	h.m.rejectedRequests.WithLabelValues(r.Reason).Inc()
+	h.opts.Logger.Debug("remote write refused", "code", r.Status, "reason", r.Reason, "msg", r.Msg)
+	r.Write(w)
+}
+
 // decode reads the body within the size limits and snappy-decodes it into
 // a pooled buffer, which next gets as a *decodedBody and must not keep.
 func (h *Handler) decode(next http.Handler) http.Handler {
@@ -163,6 +175,13 @@ func (h *Handler) decode(next http.Handler) http.Handler {
 				fmt.Sprintf("request body of %d bytes is over the limit max_request_body_bytes=%d", r.ContentLength, lim.MaxBodyBytes))
 			return
 		}
+		// The body is charged to the budget as sent, then decoded.
+		ticket, refused := h.opts.Budget.Acquire(admission.ClientOf(r), "remote_write", max(r.ContentLength, 0))
+		if refused != nil {
+			h.refuse(w, refused)
+			return
+		}
+		defer ticket.Release()
 		compressed, err := h.bufs.readBody(r, lim.MaxBodyBytes)
 		if err != nil {
 			h.reject(w, http.StatusBadRequest, reasonReadBody, "read request body: "+err.Error())
@@ -183,6 +202,10 @@ func (h *Handler) decode(next http.Handler) http.Handler {
 		if int64(n) > lim.MaxDecodedBytes {
 			h.reject(w, http.StatusRequestEntityTooLarge, reasonDecodedTooLarge,
 				fmt.Sprintf("decompressed body of %d bytes is over the limit max_decoded_body_bytes=%d", n, lim.MaxDecodedBytes))
+			return
+		}
+		if refused := ticket.Grow(int64(len(body)) - max(r.ContentLength, 0) + int64(n)*admission.ExpansionRemoteWrite); refused != nil {
+			h.refuse(w, refused)
 			return
 		}
 		buf := h.bufs.get(n)
