@@ -4,6 +4,7 @@
 #   make test    installs what the tests need (Debian packages, staticcheck), lints, runs all tests
 #   make lint    gofmt, go vet, staticcheck
 #   make bench   benchmarks (see bench targets below)
+#   make reliability  the hardening suite against the real binary, with its tables
 
 GO          ?= go
 STATICCHECK_MODULE  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -13,7 +14,7 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 LDFLAGS     := -X github.com/vigil-obs/vigil/internal/buildinfo.Version=$(VERSION)
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build test lint deps deb-deps tools bench fuzz clean
+.PHONY: all build test lint deps deb-deps tools bench fuzz reliability clean
 
 all: build
 
@@ -97,6 +98,17 @@ fuzz:
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 90m ./...
 	VIGIL_DIAGNOSEBENCH_LARGE=1 $(GO) test -run '^$$' -bench 'DiagnoseNodes/nodes=1000$$' -benchtime 1x -timeout 30m ./test/diagnosebench
+
+# The hardening suite (test/reliability) against the real binary: the
+# bad-input catalogue (66 inputs: status, server up, data lost), the abuse
+# scenarios (a victim client's p99 under abuse against idle) and the memory
+# bursts under memory.budget 2GiB against Prometheus 2.42 (minutes of load;
+# only here). It prints the tables it writes to $(RELIABILITY_OUT).
+RELIABILITY_OUT ?= $(CURDIR)/bin/reliability
+reliability: deps
+	rm -rf $(RELIABILITY_OUT) && mkdir -p $(RELIABILITY_OUT)
+	VIGIL_RELIABILITY_OUT=$(RELIABILITY_OUT) $(GO) test -count=1 -timeout 60m ./test/reliability
+	@for f in catalogue abuse memory; do echo; echo "## $$f"; echo; cat $(RELIABILITY_OUT)/$$f.md; done
 
 clean:
 	rm -rf bin

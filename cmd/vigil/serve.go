@@ -168,12 +168,19 @@ func serve(ctx context.Context, e *env, cfg config.Config, explicit otlpExplicit
 	return err
 }
 
+// ingestAdmission is what the ingest paths share: the in-flight byte
+// budget and the gate of their slots.
+type ingestAdmission struct {
+	budget *admission.Budget
+	gate   *admission.FairGate
+}
+
 // memoryBudget resolves the memory budget, sets GOMEMLIMIT from it and
-// returns the in-flight byte budget of the ingest paths.
-func memoryBudget(cfg config.Config, logger *slog.Logger, reg prometheus.Registerer) (*admission.Budget, error) {
+// returns the in-flight byte budget and the slot gate of the ingest paths.
+func memoryBudget(cfg config.Config, logger *slog.Logger, reg prometheus.Registerer) (ingestAdmission, error) {
 	mb := admission.ResolveMemory(int64(cfg.Memory.Budget))
 	if err := mb.Apply(); err != nil {
-		return nil, err
+		return ingestAdmission{}, err
 	}
 	inflight := cfg.Memory.InflightBytes(mb.Bytes)
 	attrs := []any{"inflight_bytes", config.Bytes(inflight).String()}
@@ -184,7 +191,10 @@ func memoryBudget(cfg config.Config, logger *slog.Logger, reg prometheus.Registe
 		attrs = append(attrs, "gomemlimit", fmt.Sprintf("%.0fMiB", float64(mb.GoMemLimit)/(1<<20)), "gomemlimit_from", mb.GoMemLimitSource)
 	}
 	logger.Info("memory", attrs...)
-	return admission.NewBudget(inflight, reg), nil
+	return ingestAdmission{
+		budget: admission.NewBudget(inflight, reg),
+		gate:   admission.NewFairGate(cfg.Limits.MaxInflightRequests, "ingest_requests", reg),
+	}, nil
 }
 
 // internalQueries are the engine's query slots kept for Vigil's own
@@ -210,7 +220,7 @@ func openServeStore(cfg config.Config, e *env, logger *slog.Logger, reg promethe
 
 // addComponents adds the HTTP server (API, remote write, push), scraping and
 // self-monitoring to g. On error nothing is left running.
-func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, rp *requestPath, red *redact.Redactor, budget *admission.Budget, logger *slog.Logger, reg *prometheus.Registry) error {
+func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, rp *requestPath, red *redact.Redactor, budget ingestAdmission, logger *slog.Logger, reg *prometheus.Registry) error {
 	// Label values are redacted on every metric path, as OTLP's are,
 	// unless redaction.unredacted_paths names it.
 	appendable := func(path string) storage.AppendableV2 {
@@ -220,14 +230,14 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 		return st
 	}
 	rw, err := remotewrite.New(remotewrite.Options{
-		Appendable: appendable(redact.PathRemoteWrite), Series: st, Limits: cfg.Limits, Budget: budget, Now: e.now,
+		Appendable: appendable(redact.PathRemoteWrite), Series: st, Limits: cfg.Limits, Budget: budget.budget, Gate: budget.gate, Now: e.now,
 		Logger: logger.With("component", "remote-write"), Registerer: reg,
 	})
 	if err != nil {
 		return err
 	}
 	pushed, err := push.New(push.Options{
-		Appendable: appendable(redact.PathPush), Budget: budget, Now: e.now,
+		Appendable: appendable(redact.PathPush), Budget: budget.budget, Gate: budget.gate, Now: e.now,
 		Logger: logger.With("component", "push"), Registerer: reg,
 	})
 	if err != nil {
@@ -281,7 +291,7 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 		CORSOrigin:    cors,
 		RemoteRead:    api.RemoteReadLimits{Concurrency: rr.MaxConcurrency, SampleLimit: rr.SampleLimit, MaxBytesInFrame: rr.MaxBytesInFrame},
 		QueryLimits:   api.QueryLimits{MaxBytes: cfg.Query.MaxBytes, MaxDepth: cfg.Query.MaxDepth, MaxOperators: cfg.Query.MaxOperators},
-		QueryGate:     admission.NewFairGate(cfg.Query.MaxConcurrency, reg),
+		QueryGate:     admission.NewFairGate(cfg.Query.MaxConcurrency, "api_queries", reg),
 		ListenAddress: ln.Addr().String(), DataDir: cfg.Storage.DataDir,
 		LookbackDelta: time.Duration(cfg.Query.LookbackDelta), QueryTimeout: time.Duration(cfg.Query.Timeout),
 		Flags: map[string]string{"storage.tsdb.path": cfg.Storage.DataDir, "storage.tsdb.retention.time": cfg.Storage.Retention.String(), "web.listen-address": cfg.Web.Listen},

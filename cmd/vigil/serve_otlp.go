@@ -17,7 +17,6 @@ import (
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/vigil-obs/vigil/internal/admission"
 	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/forward"
 	"github.com/vigil-obs/vigil/internal/hops"
@@ -48,7 +47,7 @@ type otlpExplicit struct{ grpc, http bool }
 
 // openRequestPath opens the trace store and builds the receiver on its
 // listeners; nothing serves yet. On error nothing is left open.
-func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.Redactor, budget *admission.Budget, explicit otlpExplicit, logger *slog.Logger, reg prometheus.Registerer) (_ *requestPath, err error) {
+func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.Redactor, budget ingestAdmission, explicit otlpExplicit, logger *slog.Logger, reg prometheus.Registerer) (_ *requestPath, err error) {
 	tc := cfg.Traces
 	if tc.Dir == "" {
 		tc.Dir = filepath.Join(cfg.Storage.DataDir, "traces")
@@ -93,7 +92,8 @@ func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.
 		Metrics:         redactedMetrics{red, otlp.NewMetricsAppender(st, e.now, logger.With("component", "otlp-metrics"))},
 		MaxRequestBytes: cfg.OTLP.MaxRequestBytes,
 		MaxInFlight:     cfg.OTLP.MaxInFlight,
-		Budget:          budget,
+		Budget:          budget.budget,
+		Gate:            budget.gate,
 		Logger:          logger.With("component", "otlp"),
 		Registerer:      reg,
 	})

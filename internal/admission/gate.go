@@ -3,6 +3,8 @@ package admission
 import (
 	"container/list"
 	"context"
+	"fmt"
+	"net/http"
 	"runtime"
 	"sync"
 	"time"
@@ -12,9 +14,10 @@ import (
 
 // FairGate bounds the queries that run at once, and shares them between
 // clients: while one client alone queries, it may run up to the gate's
-// capacity; while several do, each runs at most its share of the cores
-// (GOMAXPROCS over the clients waiting or running, at least one), and a
-// freed slot goes to the waiting client that runs the fewest. Queries are
+// capacity; while several do (a client counts while it runs or waits, and
+// for 10 s after its last query), each runs at most its share of the
+// cores (GOMAXPROCS over the clients, at least one), and a freed slot goes
+// to the waiting client that runs the fewest. Queries are
 // CPU-bound, so a client running more of them than its cores slows every
 // other client without finishing sooner.
 //
@@ -23,9 +26,12 @@ type FairGate struct {
 	capacity int
 	cores    int
 
-	mu      sync.Mutex
-	running int
-	clients map[string]*gateClient
+	now func() time.Time
+
+	mu        sync.Mutex
+	running   int
+	clients   map[string]*gateClient
+	lastSweep time.Time
 
 	waiting prometheus.Gauge
 	waited  prometheus.Histogram
@@ -34,22 +40,25 @@ type FairGate struct {
 type gateClient struct {
 	running int
 	waiters list.List // of chan struct{}
+	last    time.Time
 }
 
-// NewFairGate returns a gate of capacity queries at once (positive). Its
-// metrics go to reg when it is not nil.
-func NewFairGate(capacity int, reg prometheus.Registerer) *FairGate {
+// NewFairGate returns a gate of capacity requests at once (positive).
+// Its metrics, vigil_<what>_waiting and vigil_<what>_wait_seconds, go to
+// reg when it is not nil.
+func NewFairGate(capacity int, what string, reg prometheus.Registerer) *FairGate {
 	g := &FairGate{
 		capacity: capacity,
 		cores:    runtime.GOMAXPROCS(0),
+		now:      time.Now,
 		clients:  map[string]*gateClient{},
 		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "vigil_api_queries_waiting",
-			Help: "Queries of the HTTP API waiting for their client's share of the query slots.",
+			Name: "vigil_" + what + "_waiting",
+			Help: "Requests (" + what + ") waiting for their client's share of the slots.",
 		}),
 		waited: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "vigil_api_query_wait_seconds",
-			Help:    "How long queries of the HTTP API waited for a slot.",
+			Name:    "vigil_" + what + "_wait_seconds",
+			Help:    "How long requests (" + what + ") waited for a slot.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 8),
 		}),
 	}
@@ -67,11 +76,13 @@ func (g *FairGate) Acquire(ctx context.Context, client string) error {
 	}
 	start := time.Now()
 	g.mu.Lock()
+	g.sweep()
 	c := g.clients[client]
 	if c == nil {
 		c = &gateClient{}
 		g.clients[client] = c
 	}
+	c.last = g.now()
 	if c.waiters.Len() == 0 && g.canRun(c) {
 		g.run(c)
 		g.mu.Unlock()
@@ -94,8 +105,6 @@ func (g *FairGate) Acquire(ctx context.Context, client string) error {
 		default:
 			c.waiters.Remove(e)
 			g.waiting.Dec()
-			g.forget(client, c)
-			g.dispatch() // one client fewer: the others' shares grow
 		}
 		return ctx.Err()
 	}
@@ -118,7 +127,7 @@ func (g *FairGate) release(client string) {
 	}
 	c.running--
 	g.running--
-	g.forget(client, c)
+	c.last = g.now()
 	g.dispatch()
 }
 
@@ -127,14 +136,28 @@ func (g *FairGate) run(c *gateClient) {
 	g.running++
 }
 
-func (g *FairGate) forget(client string, c *gateClient) {
-	if c.running == 0 && c.waiters.Len() == 0 {
-		delete(g.clients, client)
+// sweep forgets the clients that neither run nor wait and have been
+// quiet for activeFor, at most once a second; the others' shares grow.
+func (g *FairGate) sweep() {
+	now := g.now()
+	if now.Sub(g.lastSweep) < time.Second {
+		return
+	}
+	g.lastSweep = now
+	gone := false
+	for k, c := range g.clients {
+		if c.running == 0 && c.waiters.Len() == 0 && now.Sub(c.last) > activeFor {
+			delete(g.clients, k)
+			gone = true
+		}
+	}
+	if gone {
+		g.dispatch()
 	}
 }
 
 // share is how many queries one client may run while len(g.clients)
-// clients wait or run.
+// clients are active.
 func (g *FairGate) share() int {
 	n := len(g.clients)
 	if n <= 1 {
@@ -166,3 +189,21 @@ func (g *FairGate) dispatch() {
 		close(ch)
 	}
 }
+
+// Within is Acquire bounded by d: past it the request is refused with 429
+// (the client sends more than its share of the cores and should slow
+// down); when ctx ends first, ctx's error is returned.
+func (g *FairGate) Within(ctx context.Context, client string, d time.Duration) error {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	err := g.Acquire(wctx, client)
+	if err != nil && ctx.Err() == nil {
+		return &Refusal{Status: http.StatusTooManyRequests, Reason: ReasonFairShare,
+			Msg: fmt.Sprintf("too many requests: this client's requests waited %s for its share of the server's cores while other clients send: retry later", d)}
+	}
+	return err
+}
+
+// IngestWait is how long an ingest request waits for its client's share
+// of the ingest gate before it is refused with 429.
+const IngestWait = 10 * time.Second

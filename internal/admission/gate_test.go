@@ -32,7 +32,7 @@ func waitFor(t *testing.T, ch chan error, want bool) {
 }
 
 func TestFairGateShares(t *testing.T) {
-	g := NewFairGate(8, nil)
+	g := NewFairGate(8, "test", nil)
 	g.cores = 2
 	ctx := context.Background()
 	// Alone, the dashboard may run up to the capacity.
@@ -65,13 +65,32 @@ func TestFairGateShares(t *testing.T) {
 	waitFor(t, second, true)
 	g.Release("pager")
 	g.Release("dashboard")
-	if g.running != 0 || len(g.clients) != 0 {
-		t.Fatalf("after every release: running %d, clients %d", g.running, len(g.clients))
+	if g.running != 0 {
+		t.Fatalf("after every release: running %d", g.running)
+	}
+	// The pager keeps its place for a while after its last query: the
+	// dashboard's share stays one core.
+	if err := g.Acquire(ctx, "dashboard"); err != nil {
+		t.Fatal(err)
+	}
+	third := acquired(g, ctx, "dashboard")
+	waitFor(t, third, false)
+	// Once the pager has been quiet for activeFor, it is forgotten and the
+	// dashboard alone gets the whole gate again.
+	now := time.Now().Add(activeFor + 2*time.Second)
+	g.mu.Lock()
+	g.now = func() time.Time { return now }
+	g.mu.Unlock()
+	fourth := acquired(g, ctx, "dashboard") // its Acquire sweeps
+	waitFor(t, third, true)
+	waitFor(t, fourth, true)
+	if len(g.clients) != 1 {
+		t.Fatalf("clients after the sweep: %d, want 1", len(g.clients))
 	}
 }
 
 func TestFairGateCancel(t *testing.T) {
-	g := NewFairGate(1, nil)
+	g := NewFairGate(1, "test", nil)
 	if err := g.Acquire(context.Background(), "a"); err != nil {
 		t.Fatal(err)
 	}
@@ -83,12 +102,34 @@ func TestFairGateCancel(t *testing.T) {
 		t.Fatalf("canceled wait: %v", err)
 	}
 	g.Release("a")
-	if g.running != 0 || len(g.clients) != 0 {
-		t.Fatalf("after cancel and release: running %d clients %d", g.running, len(g.clients))
+	if g.running != 0 || g.clients["b"].waiters.Len() != 0 {
+		t.Fatalf("after cancel and release: running %d, b waiting %d", g.running, g.clients["b"].waiters.Len())
 	}
 	var ng *FairGate
 	if err := ng.Acquire(context.Background(), "x"); err != nil {
 		t.Fatal(err)
 	}
 	ng.Release("x")
+}
+
+func TestFairGateWithin(t *testing.T) {
+	g := NewFairGate(1, "test", nil)
+	if err := g.Within(context.Background(), "a", time.Second); err != nil {
+		t.Fatal(err)
+	}
+	err := g.Within(context.Background(), "b", 50*time.Millisecond)
+	var r *Refusal
+	if !errors.As(err, &r) || r.Status != 429 {
+		t.Fatalf("past the wait: %v, want a 429 refusal", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := g.Within(ctx, "b", time.Second); !errors.Is(err, context.Canceled) {
+		t.Fatalf("client gone: %v, want context.Canceled", err)
+	}
+	g.Release("a")
+	var ng *FairGate
+	if err := ng.Within(context.Background(), "x", time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
 }

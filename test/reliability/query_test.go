@@ -1,12 +1,15 @@
 package reliability
 
 import (
+	"context"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/prometheus/prompb"
 	"github.com/stretchr/testify/require"
 )
 
@@ -69,4 +72,56 @@ func TestQueryBoundsConfigured(t *testing.T) {
 	resp, body = v.do(t, http.MethodGet, "/api/v1/query?"+url.Values{"query": {"up_probe + up_probe + up_probe + up_probe + up_probe"}, "time": {ts}}.Encode(), nil, nil)
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
 	require.Contains(t, body, "query.max_operators (3)")
+}
+
+// TestQueryCanceledWithClient: a heavy query whose client goes away stops
+// being evaluated (prometheus_engine_queries falls back to 0 long before
+// the query could have finished), and the server answers the next client
+// at once.
+func TestQueryCanceledWithClient(t *testing.T) {
+	v := startVigil(t, "")
+	now := time.Now().Truncate(time.Second)
+	for part := range 4 {
+		var req prompb.WriteRequest
+		for s := range 100 {
+			ts := prompb.TimeSeries{Labels: labelsOf("cancel_load", "series", strconv.Itoa(part*100+s))}
+			for i := range 240 {
+				ts.Samples = append(ts.Samples, prompb.Sample{Timestamp: now.Add(time.Duration(i-239) * 15 * time.Second).UnixMilli(), Value: float64(i * s)})
+			}
+			req.Timeseries = append(req.Timeseries, ts)
+		}
+		v.mustWriteV1(t, &req)
+	}
+	// A subquery at 100 ms steps over an hour: minutes of evaluation.
+	heavy := url.Values{"query": {"max_over_time(rate(cancel_load[5m])[1h:100ms])"}, "time": {strconv.FormatInt(now.Unix(), 10)}}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, v.URL+"/api/v1/query?"+heavy.Encode(), nil)
+		resp, err := v.client.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	running := func() float64 {
+		_, body := v.do(t, http.MethodGet, "/metrics", nil, nil)
+		for line := range strings.SplitSeq(body, "\n") {
+			if strings.HasPrefix(line, "prometheus_engine_queries ") {
+				f, err := strconv.ParseFloat(strings.TrimPrefix(line, "prometheus_engine_queries "), 64)
+				require.NoError(t, err)
+				return f
+			}
+		}
+		t.Fatal("no prometheus_engine_queries in /metrics")
+		return 0
+	}
+	require.Eventually(t, func() bool { return running() >= 1 }, 10*time.Second, 20*time.Millisecond, "the heavy query never started")
+	time.Sleep(300 * time.Millisecond)
+	require.GreaterOrEqual(t, running(), 1.0, "the heavy query finished already: make it heavier")
+	cancel()
+	require.Error(t, <-done)
+	require.Eventually(t, func() bool { return running() == 0 }, 5*time.Second, 20*time.Millisecond,
+		"the query still runs after its client went away")
+	v.requireUp(t)
 }

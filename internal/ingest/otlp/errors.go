@@ -53,6 +53,7 @@ const (
 	reasonSignalOff       = "signal_off"
 	reasonTooManyRequests = "too_many_requests"
 	reasonBudget          = "inflight_bytes"
+	reasonFairShare       = "fair_share"
 	reasonOverloaded      = "consumer_overloaded"
 	reasonPartial         = "consumer_partial"
 	reasonConsumer        = "consumer_error"

@@ -49,13 +49,20 @@ func (r *Receiver) newGRPCServer(sigs []*signal) *grpc.Server {
 func (r *Receiver) grpcExport(sig *signal, method string) grpc.MethodHandler {
 	handle := func(ctx context.Context, req any) (any, error) {
 		start := time.Now()
+		client := admission.ClientOfContext(ctx)
+		if err := r.opts.Gate.Within(ctx, client, admission.IngestWait); err != nil {
+			o := gateRefusal(err)
+			r.observe(transportGRPC, sig, o, time.Since(start))
+			return nil, o.grpcStatus().Err()
+		}
+		defer r.opts.Gate.Release(client)
 		if !r.acquire() {
 			o := r.tooManyRequests()
 			r.observe(transportGRPC, sig, o, time.Since(start))
 			return nil, o.grpcStatus().Err()
 		}
 		body := req.(*rawMessage).bytes()
-		ticket, refused := r.opts.Budget.Acquire(admission.ClientOfContext(ctx), "otlp", int64(len(body))*admission.ExpansionOTLPProto)
+		ticket, refused := r.opts.Budget.Acquire(client, "otlp", int64(len(body))*admission.ExpansionOTLPProto)
 		if refused != nil {
 			r.release()
 			o := budgetRefusal(refused)

@@ -3,6 +3,7 @@ package otlp
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -64,12 +65,17 @@ func (r *Receiver) admit(req *http.Request) (format, outcome, bool) {
 
 // exportHTTP reads, decodes and consumes the body of req within the limits.
 func (r *Receiver) exportHTTP(req *http.Request, sig *signal, f format) outcome {
+	client := admission.ClientOf(req)
+	if err := r.opts.Gate.Within(req.Context(), client, admission.IngestWait); err != nil {
+		return gateRefusal(err)
+	}
+	defer r.opts.Gate.Release(client)
 	if !r.acquire() {
 		return r.tooManyRequests()
 	}
 	defer r.release()
 	// The body is charged to the budget as sent, then decoded.
-	ticket, refused := r.opts.Budget.Acquire(admission.ClientOf(req), "otlp", max(req.ContentLength, 0))
+	ticket, refused := r.opts.Budget.Acquire(client, "otlp", max(req.ContentLength, 0))
 	if refused != nil {
 		return budgetRefusal(refused)
 	}
@@ -86,6 +92,17 @@ func (r *Receiver) exportHTTP(req *http.Request, sig *signal, f format) outcome 
 		return budgetRefusal(refused)
 	}
 	return sig.export(req.Context(), body, f)
+}
+
+// gateRefusal is the outcome of a request that did not get its client's
+// share of the ingest gate: 429 / ResourceExhausted after the wait, or a
+// client gone.
+func gateRefusal(err error) outcome {
+	var r *admission.Refusal
+	if errors.As(err, &r) {
+		return refuse(codes.ResourceExhausted, reasonFairShare, r.Msg)
+	}
+	return refuse(codes.Unavailable, reasonCanceled, "the client went away: "+err.Error())
 }
 
 // budgetRefusal is the outcome of a request the in-flight budget refused:

@@ -71,6 +71,11 @@ type Options struct {
 	// Budget bounds the bytes the requests in flight hold, shared with
 	// the other ingest paths; nil: only MaxInFlight bounds them.
 	Budget *admission.Budget
+	// Gate shares the ingest slots between clients, with remote write
+	// and push; a request waits for its client's share at most
+	// admission.IngestWait, then gets 429 / ResourceExhausted. nil: no
+	// gate.
+	Gate *admission.FairGate
 	// Logger takes the receiver's logs; nil discards them.
 	Logger *slog.Logger
 	// Registerer takes the receiver's metrics; nil registers nothing.

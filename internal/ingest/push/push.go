@@ -45,6 +45,9 @@ type Options struct {
 	// Budget bounds the bytes the requests in flight hold, shared with
 	// the other ingest paths; nil: no bound.
 	Budget *admission.Budget
+	// Gate shares the ingest slots between clients, with remote write
+	// and OTLP; nil: no gate.
+	Gate *admission.FairGate
 	// Now is the clock (default time.Now).
 	Now        func() time.Time
 	Logger     *slog.Logger
@@ -147,8 +150,16 @@ func (h *Handler) serve(r *http.Request) (int, string) {
 		}
 		return http.StatusAccepted, ""
 	}
+	client := admission.ClientOf(r)
+	if err := h.opts.Gate.Within(r.Context(), client, admission.IngestWait); err != nil {
+		if refused, ok := err.(*admission.Refusal); ok {
+			return refusedCode(refused)
+		}
+		return http.StatusServiceUnavailable, "the client went away"
+	}
+	defer h.opts.Gate.Release(client)
 	// The body is charged to the budget as sent, then decoded.
-	ticket, refused := h.opts.Budget.Acquire(admission.ClientOf(r), "push", max(r.ContentLength, 0))
+	ticket, refused := h.opts.Budget.Acquire(client, "push", max(r.ContentLength, 0))
 	if refused != nil {
 		return refusedCode(refused)
 	}

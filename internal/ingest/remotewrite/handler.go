@@ -66,6 +66,10 @@ type Options struct {
 	// Budget bounds the bytes the requests in flight hold, shared with
 	// the other ingest paths; nil: only MaxInflightRequests bounds them.
 	Budget *admission.Budget
+	// Gate shares the ingest slots between clients, with OTLP and push;
+	// a request waits for its client's share at most
+	// admission.IngestWait, then gets 429. nil: no gate.
+	Gate *admission.FairGate
 	// Now is the clock; samples more than 10 minutes ahead of it are rejected.
 	Now        func() time.Time
 	Logger     *slog.Logger
@@ -128,6 +132,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.reject(rec, http.StatusUnsupportedMediaType, reasonContentType, "unsupported content type: "+err.Error())
 		return
 	}
+	client := admission.ClientOf(r)
+	if err := h.opts.Gate.Within(r.Context(), client, admission.IngestWait); err != nil {
+		if refused, ok := err.(*admission.Refusal); ok {
+			h.refuse(rec, refused)
+		}
+		return // else the client went away
+	}
+	defer h.opts.Gate.Release(client)
 	select {
 	case h.inflight <- struct{}{}:
 	default:
