@@ -132,7 +132,7 @@ func serve(ctx context.Context, e *env, cfg config.Config, explicit otlpExplicit
 	}
 	// Vigil's own logs go through redaction too.
 	logger := slog.New(redact.NewHandler(e.logger().Handler(), red))
-	budget, err := memoryBudget(cfg, logger, reg)
+	budget, err := memoryBudget(&cfg, logger, reg)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}
@@ -175,12 +175,18 @@ type ingestAdmission struct {
 	gate   *admission.FairGate
 }
 
-// memoryBudget resolves the memory budget, sets GOMEMLIMIT from it and
-// returns the in-flight byte budget and the slot gate of the ingest paths.
-func memoryBudget(cfg config.Config, logger *slog.Logger, reg prometheus.Registerer) (ingestAdmission, error) {
+// memoryBudget resolves the memory budget, sets GOMEMLIMIT from it,
+// lowers limits.max_active_series to what the budget holds, and returns
+// the in-flight byte budget and the slot gate of the ingest paths.
+func memoryBudget(cfg *config.Config, logger *slog.Logger, reg prometheus.Registerer) (ingestAdmission, error) {
 	mb := admission.ResolveMemory(int64(cfg.Memory.Budget))
 	if err := mb.Apply(); err != nil {
 		return ingestAdmission{}, err
+	}
+	if most := admission.SeriesFor(mb.Bytes); mb.Bytes > 0 && (cfg.Limits.MaxActiveSeries == 0 || cfg.Limits.MaxActiveSeries > most) {
+		logger.Warn("limits.max_active_series lowered to what the memory budget holds (a quarter of it at 1.5 KiB a series); raise memory.budget for more",
+			"configured", cfg.Limits.MaxActiveSeries, "max_active_series", most, "budget", config.Bytes(mb.Bytes).String())
+		cfg.Limits.MaxActiveSeries = most
 	}
 	inflight := cfg.Memory.InflightBytes(mb.Bytes)
 	attrs := []any{"inflight_bytes", config.Bytes(inflight).String()}

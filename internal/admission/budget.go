@@ -26,8 +26,9 @@ const (
 	ExpansionOTLPProto = 4
 	// ExpansionOTLPJSON is pdata's JSON decoder's: 2.1 for the same spans.
 	ExpansionOTLPJSON = 3
-	// ExpansionText is the push parser's (the Prometheus text format).
-	ExpansionText = 4
+	// ExpansionText is the push parser's (expfmt's text format into
+	// client_model's families): 11.1 for a batch job's 5,000 series.
+	ExpansionText = 12
 )
 
 // RetryAfter is the delay a refusal asks for.

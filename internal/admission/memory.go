@@ -59,3 +59,20 @@ func (m *MemoryBudget) Apply() error {
 	m.GoMemLimit, m.GoMemLimitSource = n, "budget"
 	return nil
 }
+
+// BytesPerSeries is the memory one series of the store's head holds, for
+// the series cap of a memory budget: 1,163 bytes of live heap measured for
+// a dcgm-exporter series of 12 labels (TestSeriesMemory in internal/store
+// re-measures it), rounded up to leave the garbage collector room.
+const BytesPerSeries = 1536
+
+// SeriesFor is the most series a memory budget of budget bytes holds in
+// the store's head: a quarter of it (half is the in-flight bytes' of
+// ingest, the last quarter the queries', the chunks' and the trace
+// store's) over BytesPerSeries.
+func SeriesFor(budget int64) uint64 {
+	if budget <= 0 {
+		return 0
+	}
+	return uint64(budget / 4 / BytesPerSeries)
+}

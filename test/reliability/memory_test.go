@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/collector/pdata/ptrace"
 	"go.opentelemetry.io/collector/pdata/ptrace/ptraceotlp"
 
+	"github.com/vigil-obs/vigil/internal/admission"
 	"github.com/vigil-obs/vigil/internal/peertest"
 )
 
@@ -206,4 +207,36 @@ func TestMemoryBudget(t *testing.T) {
 		require.Zero(t, r.failed, "%s: requests failed for good", r.load)
 		require.LessOrEqual(t, r.peakRSS, int64(budget+budget/10), "%s: peak RSS over the budget by more than 10%%", r.load)
 	}
+}
+
+// TestSeriesCapFromBudget: a memory budget bounds the series of the head
+// (a quarter of it at admission.BytesPerSeries), lowering
+// limits.max_active_series with a warning, so that series churn cannot
+// grow the process past its budget (the probe's 1.66M series took 2.67 GB
+// in 60 s); the series beyond get 400 naming the limit, the others are
+// stored.
+func TestSeriesCapFromBudget(t *testing.T) {
+	v := startVigil(t, "memory:\n  budget: 256MiB\n")
+	most := int(admission.SeriesFor(256 << 20))
+	require.Contains(t, v.Output(), "limits.max_active_series lowered")
+	now := time.Now().Truncate(time.Second)
+	stored := 0
+	var lastCode int
+	var lastMsg string
+	for b := 0; b < most+2000; b += 5000 {
+		var req prompb.WriteRequest
+		for s := b; s < b+5000; s++ {
+			req.Timeseries = append(req.Timeseries, prompb.TimeSeries{Labels: labelsOf("churn_metric", "pod", "pod-"+strconv.Itoa(s)),
+				Samples: []prompb.Sample{{Timestamp: now.UnixMilli(), Value: 1}}})
+		}
+		resp, msg := v.write(t, &req, contentTypeV1)
+		lastCode, lastMsg = resp.StatusCode, msg
+		if resp.StatusCode == http.StatusNoContent {
+			stored += 5000
+		}
+	}
+	require.Equal(t, http.StatusBadRequest, lastCode, lastMsg)
+	require.Contains(t, lastMsg, "max_active_series")
+	require.GreaterOrEqual(t, stored, most-5000)
+	v.requireUp(t)
 }
