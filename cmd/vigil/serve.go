@@ -199,7 +199,9 @@ func memoryBudget(cfg *config.Config, logger *slog.Logger, reg prometheus.Regist
 	logger.Info("memory", attrs...)
 	return ingestAdmission{
 		budget: admission.NewBudget(inflight, reg),
-		gate:   admission.NewFairGate(cfg.Limits.MaxInflightRequests, "ingest_requests", reg),
+		// The gate shares the slots between clients; each path's own
+		// bound (503 past it) stays the first a lone client meets.
+		gate: admission.NewFairGate(cfg.Limits.MaxInflightRequests+cfg.OTLP.MaxInFlight, "ingest_requests", reg),
 	}, nil
 }
 
