@@ -209,17 +209,7 @@ func TestAbuse(t *testing.T) {
 	v := startVigil(t, "")
 	now := time.Now().Truncate(time.Second)
 	// An hour of 15 s samples of 400 series, for the heavy queries.
-	for part := range 4 {
-		var req prompb.WriteRequest
-		for s := range 100 {
-			ts := prompb.TimeSeries{Labels: labelsOf("abuse_load", "series", strconv.Itoa(part*100+s))}
-			for i := range 240 {
-				ts.Samples = append(ts.Samples, prompb.Sample{Timestamp: now.Add(time.Duration(i-239) * 15 * time.Second).UnixMilli(), Value: float64(i * s)})
-			}
-			req.Timeseries = append(req.Timeseries, ts)
-		}
-		v.mustWriteV1(t, &req)
-	}
+	v.writeHour(t, "abuse_load", now)
 	v.mustWriteV1(t, &prompb.WriteRequest{Timeseries: []prompb.TimeSeries{{Labels: labelsOf("victim_up", "job", "victim"),
 		Samples: []prompb.Sample{{Timestamp: now.UnixMilli(), Value: 1}}}}})
 

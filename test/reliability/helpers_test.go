@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -156,4 +157,21 @@ func within(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(t.Context(), d)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// writeHour writes an hour of 15 s samples of 400 series of metric name,
+// ending at now: data for heavy queries.
+func (v *server) writeHour(t *testing.T, name string, now time.Time) {
+	t.Helper()
+	for part := range 4 {
+		var req prompb.WriteRequest
+		for s := range 100 {
+			ts := prompb.TimeSeries{Labels: labelsOf(name, "series", strconv.Itoa(part*100+s))}
+			for i := range 240 {
+				ts.Samples = append(ts.Samples, prompb.Sample{Timestamp: now.Add(time.Duration(i-239) * 15 * time.Second).UnixMilli(), Value: float64(i * s)})
+			}
+			req.Timeseries = append(req.Timeseries, ts)
+		}
+		v.mustWriteV1(t, &req)
+	}
 }

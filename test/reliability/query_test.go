@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/prometheus/prompb"
 	"github.com/stretchr/testify/require"
 )
 
@@ -81,17 +80,7 @@ func TestQueryBoundsConfigured(t *testing.T) {
 func TestQueryCanceledWithClient(t *testing.T) {
 	v := startVigil(t, "")
 	now := time.Now().Truncate(time.Second)
-	for part := range 4 {
-		var req prompb.WriteRequest
-		for s := range 100 {
-			ts := prompb.TimeSeries{Labels: labelsOf("cancel_load", "series", strconv.Itoa(part*100+s))}
-			for i := range 240 {
-				ts.Samples = append(ts.Samples, prompb.Sample{Timestamp: now.Add(time.Duration(i-239) * 15 * time.Second).UnixMilli(), Value: float64(i * s)})
-			}
-			req.Timeseries = append(req.Timeseries, ts)
-		}
-		v.mustWriteV1(t, &req)
-	}
+	v.writeHour(t, "cancel_load", now)
 	// A subquery at 100 ms steps over an hour: minutes of evaluation.
 	heavy := url.Values{"query": {"max_over_time(rate(cancel_load[5m])[1h:100ms])"}, "time": {strconv.FormatInt(now.Unix(), 10)}}
 	ctx, cancel := context.WithCancel(t.Context())
