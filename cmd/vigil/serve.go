@@ -35,6 +35,7 @@ func newServeCmd(e *env) *cobra.Command {
 	var (
 		cfgFile, dataDir, listen string
 		otlpGRPC, otlpHTTP       string
+		source                   string
 		retention                model.Duration
 	)
 	cmd := &cobra.Command{
@@ -67,6 +68,9 @@ func newServeCmd(e *env) *cobra.Command {
 			if fl.Changed("otlp-http-listen") {
 				cfg.OTLP.HTTPListen = otlpHTTP
 			}
+			if fl.Changed("prometheus") {
+				cfg.Source.URL = source
+			}
 			if fl.Changed("retention") {
 				cfg.Storage.Retention = retention
 				// A shorter retention takes the out-of-order window down
@@ -85,6 +89,7 @@ func newServeCmd(e *env) *cobra.Command {
 	fl.StringVar(&listen, "listen", ":9700", "address of the HTTP API")
 	fl.StringVar(&otlpGRPC, "otlp-grpc-listen", config.DefaultOTLPGRPCListen, `address of the OTLP/gRPC receiver ("" turns it off; a busy default is a warning)`)
 	fl.StringVar(&otlpHTTP, "otlp-http-listen", config.DefaultOTLPHTTPListen, `address of the OTLP/HTTP receiver ("" turns it off; a busy default is a warning)`)
+	fl.StringVar(&source, "prometheus", "", "attach to the Prometheus-compatible API a team runs (Prometheus, Thanos, Mimir, VictoriaMetrics): the evaluation reads it merged with the embedded store (source.url)")
 	retention = config.Default().Storage.Retention
 	fl.Var(&durationFlag{&retention}, "retention", "how long samples are kept (e.g. 15d, 12h); a longer out-of-order window is cut to it")
 	return cmd
@@ -97,6 +102,7 @@ var fieldFlags = map[string]string{
 	"storage.retention": "retention",
 	"otlp.grpc_listen":  "otlp-grpc-listen",
 	"otlp.http_listen":  "otlp-http-listen",
+	"source.url":        "prometheus",
 }
 
 // flagError names the flag instead of the configuration field when the

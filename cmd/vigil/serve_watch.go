@@ -28,6 +28,35 @@ import (
 type evaluation struct {
 	tracker *incident.Tracker
 	watcher *watch.Watcher
+	// remote is the backend of an attached Vigil (source.url), or nil.
+	remote *store.Remote
+}
+
+// attachedSource returns what the watcher reads: st alone, or, with
+// source.url, the backend merged with st and the backend's probe.
+func attachedSource(cfg config.Config, e *env, st *store.Embedded, logger *slog.Logger, reg prometheus.Registerer) (watch.Source, *store.Remote, func(context.Context) error, error) {
+	if cfg.Source.URL == "" {
+		return st, nil, nil, nil
+	}
+	sel, err := cfg.Source.Matchers()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("source.selector: %w", err)
+	}
+	rc := store.DefaultRemoteConfig(cfg.Source.URL)
+	rc.HTTPClient = cfg.Source.HTTPClient
+	rc.Timeout = time.Duration(cfg.Source.Timeout)
+	rc.Selector = sel
+	rc.Engine = store.EngineConfig{
+		MaxSamples: cfg.Query.MaxSamples, Timeout: time.Duration(cfg.Query.Timeout),
+		MaxConcurrency: internalQueries, LookbackDelta: time.Duration(cfg.Query.LookbackDelta),
+	}
+	remote, err := store.NewRemote(rc, e.now, logger.With("component", "source"), prometheus.WrapRegistererWithPrefix("vigil_source_", reg))
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("source: %w", err)
+	}
+	logger.Info("attached: the evaluation reads the source merged with the embedded store", "source", remote.URL(), "selector", cfg.Source.Selector)
+	m := store.NewMerged(st, remote)
+	return m, remote, m.Probe, nil
 }
 
 // openEvaluation opens the incidents of the data directory and builds the
@@ -65,17 +94,24 @@ func openEvaluation(cfg config.Config, e *env, st *store.Embedded, addr net.Addr
 	if sender != nil {
 		snd = sender
 	}
+	src, remote, probe, err := attachedSource(cfg, e, st, logger, reg)
+	if err != nil {
+		return nil, err
+	}
 	w, err := watch.New(watch.Options{
-		Source: st, Engine: eng, Groups: groups, Tracker: tr, Sender: snd,
+		Source: src, Probe: probe, Engine: eng, Groups: groups, Tracker: tr, Sender: snd,
 		Interval: time.Duration(ec.Interval), ResendInterval: time.Duration(cfg.Alerting.ResendInterval),
 		ExternalURL: ext, Now: e.now, FindingConfidence: ec.FindingConfidence,
 		Tasks:  tasks(mon.Evaluate, sloCheck),
 		Logger: logger.With("component", "watch"), Registerer: reg,
 	})
 	if err != nil {
+		if remote != nil {
+			_ = remote.Close()
+		}
 		return nil, err
 	}
-	return &evaluation{tracker: tr, watcher: w}, nil
+	return &evaluation{tracker: tr, watcher: w, remote: remote}, nil
 }
 
 // tasks lists the watcher's scheduled tasks, the nil ones left out.
@@ -95,7 +131,13 @@ func (ev *evaluation) add(g *run.Group) {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	g.Add(func() error { return ev.watcher.Run(ctx) }, func(error) { cancel() })
+	g.Add(func() error {
+		err := ev.watcher.Run(ctx)
+		if ev.remote != nil {
+			_ = ev.remote.Close()
+		}
+		return err
+	}, func(error) { cancel() })
 }
 
 // openNotifier returns the notifier of the alerting section, or nil when

@@ -34,6 +34,9 @@ type Config struct {
 	// Memory is the memory budget: GOMEMLIMIT and the bytes the ingest
 	// requests in flight may hold.
 	Memory MemoryConfig `yaml:"memory"`
+	// Source is the backend an attached `vigil serve` reads (off without a
+	// URL).
+	Source SourceConfig `yaml:"source"`
 	// Evaluation configures the continuous evaluation: SLO rules,
 	// symptoms, diagnosis, incidents.
 	Evaluation EvaluationConfig `yaml:"evaluation"`
@@ -286,6 +289,7 @@ func Default() Config {
 		Forwarding:  forward.DefaultConfig(),
 		LogSignals:  logsignals.DefaultConfig(),
 		Redaction:   redact.Default(),
+		Source:      DefaultSource(),
 	}
 }
 
@@ -354,6 +358,9 @@ func (c *Config) Validate() error {
 		return fieldErr("web.cors_origin", "not a regular expression: %v", err)
 	}
 	if err := c.Evaluation.validate(); err != nil {
+		return err
+	}
+	if err := c.Source.Validate(); err != nil {
 		return err
 	}
 	for i, j := range c.Drift {

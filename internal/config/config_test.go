@@ -188,3 +188,34 @@ func TestMemory(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "2GiB", string(b))
 }
+
+func TestSource(t *testing.T) {
+	cfg, err := Parse("s.yml", []byte(`source:
+  url: https://mimir.example/prometheus
+  timeout: 20s
+  selector: '{cluster="gpu-east"}'
+  http_headers:
+    X-Scope-OrgID:
+      values: [team-ml]
+  basic_auth:
+    username: vigil
+    password_file: /etc/vigil/mimir-password
+  tls_config:
+    insecure_skip_verify: false
+`))
+	require.NoError(t, err)
+	s := cfg.Source
+	require.Equal(t, "https://mimir.example/prometheus", s.URL)
+	require.Equal(t, model.Duration(20*time.Second), s.Timeout)
+	ms, err := s.Matchers()
+	require.NoError(t, err)
+	require.Len(t, ms, 1)
+	require.Equal(t, `cluster="gpu-east"`, ms[0].String())
+	require.Equal(t, []string{"team-ml"}, s.HTTPClient.HTTPHeaders.Headers["X-Scope-OrgID"].Values)
+	require.Equal(t, "vigil", s.HTTPClient.BasicAuth.Username)
+	require.True(t, s.HTTPClient.FollowRedirects, "Prometheus's client defaults kept")
+	// No section: no backend, the defaults.
+	cfg, err = Parse("e.yml", []byte("web:\n  listen: \":9700\"\n"))
+	require.NoError(t, err)
+	require.Equal(t, DefaultSource(), cfg.Source)
+}

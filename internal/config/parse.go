@@ -194,6 +194,19 @@ func decodeMapping(n *yaml.Node, v reflect.Value, path string, lines map[string]
 			return atLine(k, field, "unknown field (%s has %s)", pathOrFile(path), strings.Join(names, ", "))
 		}
 		fv := v.Field(idx)
+		if u, ok := fv.Addr().Interface().(yaml.Unmarshaler); ok {
+			// A section in outside types (source's HTTP client) decodes
+			// itself.
+			if err := val.Decode(u); err != nil {
+				var le *lineError
+				if errors.As(err, &le) {
+					return le
+				}
+				return atLine(val, field, "%v", strings.TrimPrefix(err.Error(), "yaml: "))
+			}
+			lines[field] = val.Line
+			continue
+		}
 		if fv.Kind() == reflect.Struct {
 			if err := decodeMapping(val, fv, field, lines); err != nil {
 				return err

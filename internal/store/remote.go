@@ -39,6 +39,9 @@ type RemoteConfig struct {
 	MaxResponseBytes int64
 	// Engine sets the limits of the local PromQL engine.
 	Engine EngineConfig
+	// Selector is added to every selector sent to the backend, so that
+	// one Vigil reads one cluster or namespace of a shared backend.
+	Selector []*labels.Matcher
 }
 
 // DefaultRemoteConfig returns the defaults for url.
@@ -138,6 +141,26 @@ func (r *Remote) Engine() promql.QueryEngine { return r.engine }
 
 // Now implements Store.
 func (r *Remote) Now() time.Time { return r.now() }
+
+// Probe asks the backend for vector(1) at its clock's now, as the
+// cheapest query every Prometheus-compatible API answers, and returns why
+// it did not answer so.
+func (r *Remote) Probe(ctx context.Context) error {
+	var data struct {
+		ResultType string          `json:"resultType"`
+		Result     json.RawMessage `json:"result"`
+	}
+	if _, err := r.get(ctx, http.MethodPost, "/api/v1/query", url.Values{"query": {"vector(1)"}, "time": {formatTime(r.now().UnixMilli())}}, &data); err != nil {
+		return err
+	}
+	if data.ResultType != "vector" {
+		return fmt.Errorf("vector(1) answered with %q, not a vector", data.ResultType)
+	}
+	return nil
+}
+
+// URL returns the backend's URL without its credentials.
+func (r *Remote) URL() string { return r.base.Redacted() }
 
 // Close implements Store.
 func (r *Remote) Close() error {
@@ -242,6 +265,7 @@ func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHin
 	if q.maxt < q.mint {
 		return storage.EmptySeriesSet()
 	}
+	ms = append(slices.Clip(ms), q.r.cfg.Selector...)
 	rng := q.maxt - q.mint + 1
 	params := url.Values{
 		"query": {fmt.Sprintf("%s[%dms]", selector(ms), rng)},
@@ -308,6 +332,7 @@ func (q *remoteQuerier) LabelNames(ctx context.Context, hints *storage.LabelHint
 
 func (q *remoteQuerier) labelParams(hints *storage.LabelHints, ms []*labels.Matcher) url.Values {
 	p := url.Values{"start": {formatTime(q.mint)}, "end": {formatTime(q.maxt)}}
+	ms = append(slices.Clip(ms), q.r.cfg.Selector...)
 	if len(ms) > 0 {
 		p.Set("match[]", selector(ms))
 	}

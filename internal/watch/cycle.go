@@ -33,6 +33,12 @@ func (w *Watcher) Cycle(ctx context.Context, at time.Time) error {
 	began := time.Now()
 	wall := w.opts.Wall()
 	w.offset = wall.Sub(at)
+	if w.opts.Probe != nil {
+		if err := w.opts.Probe(ctx); err != nil {
+			return w.sourceDown(at, wall, err)
+		}
+		w.metrics.sourceUp.Set(1)
+	}
 	for _, task := range w.opts.Tasks {
 		if err := task(ctx, at); err != nil {
 			w.metrics.taskFailures.Inc()
@@ -101,6 +107,38 @@ func (w *Watcher) Cycle(ctx context.Context, at time.Time) error {
 	w.metrics.duration.Observe(time.Since(began).Seconds())
 	w.metrics.last.Set(float64(at.UnixMilli()) / 1000)
 	return nil
+}
+
+// sourceDown is the cycle of a source that does not answer: nothing is
+// evaluated, the firing incidents are held open (neither resolved nor
+// re-paged), and Vigil pages that it is blind, with why.
+func (w *Watcher) sourceDown(at, wall time.Time, cause error) error {
+	w.metrics.sourceUp.Set(0)
+	w.metrics.skipped.Inc()
+	w.metrics.blind.Set(1)
+	w.opts.Logger.Warn("the source did not answer: cycle skipped, incidents held open", "at", at.Format(time.RFC3339), "err", cause)
+	obs := []incident.Observation{{
+		Kind: incident.KindBlind, Entity: diagnose.Entity{}, Severity: incident.SeverityPage, Since: at,
+		Summary: "Vigil cannot read its source: " + cause.Error() + "; nothing is evaluated until it answers, and open incidents are held",
+		Source:  "watch",
+	}}
+	for _, o := range w.holdOpen() {
+		if o.Kind != incident.KindBlind {
+			obs = append(obs, o)
+		}
+	}
+	changes, err := w.opts.Tracker.Observe(at, wall, obs)
+	if err != nil {
+		w.metrics.failures.Inc()
+		return err
+	}
+	for _, c := range changes {
+		w.metrics.changes.WithLabelValues(c.What).Inc()
+		if w.opts.OnChange != nil {
+			w.opts.OnChange(c)
+		}
+	}
+	return w.notify(wall)
 }
 
 // onePagePerCause keeps one page per rank-1 cause: a fault that shows as

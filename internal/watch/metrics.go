@@ -11,6 +11,8 @@ type metrics struct {
 	duration         prometheus.Histogram
 	last             prometheus.Gauge
 	blind            prometheus.Gauge
+	sourceUp         prometheus.Gauge
+	skipped          prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -37,9 +39,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		blind: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "vigil_watch_blind", Help: "1 when the latest cycle's diagnosis saw no telemetry in a vocabulary Vigil knows, or none at all: its silence is no verdict of healthy.",
 		}),
+		sourceUp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vigil_source_up", Help: "1 when the backend an attached Vigil reads (source.url) answered the latest cycle's probe, 0 when not; absent when Vigil reads only its own store.",
+		}),
+		skipped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_watch_skipped_cycles_total", Help: "Evaluation cycles skipped because the backend did not answer: nothing was paged or resolved on them.",
+		}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.cycles, m.failures, m.taskFailures, m.changes, m.duration, m.last, m.blind)
+		reg.MustRegister(m.cycles, m.failures, m.taskFailures, m.changes, m.duration, m.last, m.blind, m.skipped)
 	}
 	return m
 }

@@ -68,6 +68,11 @@ type Options struct {
 	// cycle's time (e.g. scheduled drift evaluations whose results the
 	// rules read); a failing task is logged, and the cycle goes on.
 	Tasks []func(ctx context.Context, at time.Time) error
+	// Probe, if set, is asked before every cycle whether the source can
+	// be read (an attached Vigil's backend). When it fails, the cycle is
+	// skipped: no rule, no diagnosis, nothing resolved; the firing
+	// incidents are held open, and a page says that Vigil is blind.
+	Probe func(ctx context.Context) error
 	// OnChange, if set, is called with every incident opened,
 	// re-diagnosed or resolved, in the cycle that did it.
 	OnChange   func(incident.Change)
@@ -118,6 +123,9 @@ func New(opts Options) (*Watcher, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	w := &Watcher{opts: opts, metrics: newMetrics(opts.Registerer)}
+	if opts.Probe != nil && opts.Registerer != nil {
+		opts.Registerer.MustRegister(w.metrics.sourceUp)
+	}
 	groups, err := w.loadGroups()
 	if err != nil {
 		return nil, err
