@@ -265,9 +265,19 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 		}
 		targets = scraper.Manager()
 	}
+	rs, err := openRemoteWrite(cfg, st, scraper, logger, reg)
+	if err != nil {
+		if scraper != nil {
+			scraper.Stop()
+		}
+		return err
+	}
 	stopScraper := func() {
 		if scraper != nil {
 			scraper.Stop()
+		}
+		if rs != nil {
+			_ = rs.Close()
 		}
 	}
 	ln, err := net.Listen("tcp", cfg.Web.Listen)
@@ -332,6 +342,18 @@ func addComponents(g *run.Group, e *env, cfg config.Config, st *store.Embedded, 
 	g.Add(func() error { return pushed.Run(pctx) }, func(error) { pcancel() })
 	if scraper != nil {
 		g.Add(scraper.Run, func(error) { scraper.Stop() })
+	}
+	if rs != nil {
+		// Closed when serve stops, sending what its queues hold for up
+		// to remoteFlushDeadline.
+		rctx, rcancel := context.WithCancel(context.Background())
+		g.Add(func() error {
+			<-rctx.Done()
+			if err := rs.Close(); err != nil {
+				return fmt.Errorf("remote write out: %w", err)
+			}
+			return nil
+		}, func(error) { rcancel() })
 	}
 	if cfg.Self.Enabled {
 		sctx, cancel := context.WithCancel(context.Background())

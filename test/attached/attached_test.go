@@ -1,8 +1,12 @@
-// Package attached runs `vigil serve --prometheus URL`, the real binary,
-// attached to a real Prometheus 2.42 and VictoriaMetrics 1.79 holding a
-// simulated incident loaded through their own write paths, and compares
-// what it pages with the embedded `vigil serve` on the same data; then
-// takes the backend away mid-incident and brings it back.
+// Package attached runs `vigil serve`, the real binary, with the
+// Prometheus 2.42 and VictoriaMetrics 1.79 a team already runs:
+//
+//   - attached (--prometheus URL) to each, holding a simulated incident
+//     loaded through its own write path, comparing what it pages with the
+//     embedded `vigil serve` on the same data, then taking the backend
+//     away mid-incident and bringing it back (TestAttachedServe);
+//   - sending what it stores and derives to both with a remote_write:
+//     section, through a 2-minute outage of Prometheus (TestRemoteWriteOut).
 //
 // The package has no code outside its tests.
 package attached

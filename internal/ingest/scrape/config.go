@@ -14,8 +14,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// sections are the top-level keys of vigil.yaml that are Prometheus's.
-var sections = []string{"global", "scrape_configs", "scrape_config_files"}
+// sections are the top-level keys of vigil.yaml that are Prometheus's
+// (remote_write: sent by Prometheus's own remote storage).
+var sections = []string{"global", "scrape_configs", "scrape_config_files", "remote_write"}
 
 // Sections reports whether key is a top-level key this package reads.
 func Sections(key string) bool {
@@ -125,6 +126,11 @@ func oneLine(path string, src []byte, err error) error {
 				return fmt.Errorf("%s:%d: scrape_configs: %s", path, line, msg)
 			}
 		}
+		if strings.Contains(msg, "remote_write") || strings.Contains(msg, "remote write") {
+			if line := sectionLine(src, "remote_write"); line > 0 {
+				return fmt.Errorf("%s:%d: remote_write: %s", path, line, msg)
+			}
+		}
 		return fmt.Errorf("%s: scrape_configs: %s", path, msg)
 	}
 	more := ""
@@ -132,6 +138,16 @@ func oneLine(path string, src []byte, err error) error {
 		more = fmt.Sprintf(" (and %d more)", len(found)-1)
 	}
 	return fmt.Errorf("%s:%s: %s%s", path, found[0][1], found[0][2], more)
+}
+
+// sectionLine returns the line of the top-level key name, or 0.
+func sectionLine(src []byte, name string) int {
+	for i, l := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(l, name+":") {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // DefaultInterval is Vigil's scrape interval when the file sets none
