@@ -18,14 +18,15 @@ import (
 // half the data could page or resolve falsely.
 type Merged struct {
 	local  *Embedded
-	remote *Remote
+	remote storage.Queryable
 }
 
 var _ Store = (*Merged)(nil)
 
-// NewMerged returns the store that reads local and remote as one. It does
-// not own them: Close closes neither.
-func NewMerged(local *Embedded, remote *Remote) *Merged {
+// NewMerged returns the store that reads local and remote (a Remote, or
+// any other store read alongside) as one. It does not own them: Close
+// closes neither.
+func NewMerged(local *Embedded, remote storage.Queryable) *Merged {
 	return &Merged{local: local, remote: remote}
 }
 
@@ -54,8 +55,14 @@ func (m *Merged) Engine() promql.QueryEngine { return m.local.Engine() }
 // Now implements Store.
 func (m *Merged) Now() time.Time { return m.local.Now() }
 
-// Probe reports whether the backend answers (Remote.Probe).
-func (m *Merged) Probe(ctx context.Context) error { return m.remote.Probe(ctx) }
+// Probe reports whether the backend answers (Remote.Probe); a store that
+// cannot be probed always does.
+func (m *Merged) Probe(ctx context.Context) error {
+	if p, ok := m.remote.(interface{ Probe(context.Context) error }); ok {
+		return p.Probe(ctx)
+	}
+	return nil
+}
 
 // Close implements Store; the stores are their owner's to close.
 func (m *Merged) Close() error { return nil }

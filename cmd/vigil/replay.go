@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/prometheus/notifier"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/spf13/cobra"
+
+	"github.com/vigil-obs/vigil/internal/config"
+	"github.com/vigil-obs/vigil/internal/diagnose"
+	"github.com/vigil-obs/vigil/internal/incident"
+	"github.com/vigil-obs/vigil/internal/slo"
+	"github.com/vigil-obs/vigil/internal/store"
+	"github.com/vigil-obs/vigil/internal/watch"
+)
+
+type replayFlags struct {
+	sourceFlags
+	from, to string
+	interval time.Duration
+	sloFile  string
+	asJSON   bool
+}
+
+func newReplayCmd(e *env) *cobra.Command {
+	var f replayFlags
+	cmd := &cobra.Command{
+		Use:   "replay (--input FILE... | --prometheus URL | --server URL) --from TIME --to TIME [--interval 30s] [--slo FILE] [--json]",
+		Short: "Run serve's pager over a past range: what would have paged, when, and with what",
+		Long: `Replay runs the continuous pipeline of vigil serve (the SLO rules, the symptom
+detectors, the diagnosis, the incidents, what would go to Alertmanager) over a past
+range, one cycle every --interval of data time, each reading only data at or before its
+instant, and prints every page and ticket with the instant it would have been sent, its
+symptom and its ranked causes.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runReplay(cmd.Context(), e, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.inputs, "input", nil, "a file to read (OpenMetrics, Prometheus text, OTLP JSON or remote-write dumps, as import reads); repeatable")
+	fl.StringVar(&f.prometheus, "prometheus", "", "the URL of a Prometheus-compatible API to read instead")
+	fl.StringVar(&f.server, "server", "", "the URL of a running vigil serve to read instead")
+	fl.StringVar(&f.from, "from", "", "the first instant (RFC 3339 or Unix seconds)")
+	fl.StringVar(&f.to, "to", "", "the last instant (RFC 3339 or Unix seconds)")
+	fl.DurationVar(&f.interval, "interval", 30*time.Second, "the evaluation interval, in data time")
+	fl.StringVar(&f.sloFile, "slo", "", "an SLO spec (docs/slo.md) instead of the built-in presets")
+	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")
+	return cmd
+}
+
+// replayPage is one page or ticket as it would have been sent.
+type replayPage struct {
+	At       time.Time `json:"at"`
+	Severity string    `json:"severity"`
+	// Revision is 1 for the first page of an incident, more for a new
+	// diagnosis of it (re-sent at once with the new causes).
+	Revision int              `json:"revision"`
+	Symptom  replaySymptom    `json:"symptom"`
+	Summary  string           `json:"summary"`
+	Causes   []diagnose.Cause `json:"causes"`
+}
+
+type replaySymptom struct {
+	Kind   string          `json:"kind"`
+	Entity diagnose.Entity `json:"entity"`
+	Since  time.Time       `json:"since"`
+}
+
+// replayReport is replay's JSON answer.
+type replayReport struct {
+	From     time.Time           `json:"from"`
+	To       time.Time           `json:"to"`
+	Interval string              `json:"interval"`
+	Pages    []replayPage        `json:"pages"`
+	Incident []incident.Incident `json:"incidents"`
+}
+
+func runReplay(ctx context.Context, e *env, f replayFlags) error {
+	if f.count() != 1 {
+		return usagef("replay: give exactly one of --input FILE, --prometheus URL or --server URL")
+	}
+	if f.from == "" || f.to == "" {
+		return usagef("replay: give --from and --to")
+	}
+	from, err := parseTime(f.from)
+	if err != nil {
+		return usagef("replay: --from: %v", err)
+	}
+	to, err := parseTime(f.to)
+	if err != nil {
+		return usagef("replay: --to: %v", err)
+	}
+	switch {
+	case !from.Before(to):
+		return usagef("replay: --from (%s) must be before --to (%s)", from.UTC().Format(time.RFC3339), to.UTC().Format(time.RFC3339))
+	case f.interval <= 0:
+		return usagef("replay: --interval must be positive, got %s", f.interval)
+	case to.Sub(from)/f.interval > 100_000:
+		return usagef("replay: %s at %s is more than 100,000 cycles: take a longer --interval", to.Sub(from), f.interval)
+	}
+	from, to = from.UTC(), to.UTC()
+	logger := e.loggerAtLeast(slog.LevelWarn).With("component", "replay")
+	// The clock of the data: each cycle's instant.
+	clock := from
+	now := func() time.Time { return clock }
+	src, closeSrc, err := openReplaySource(ctx, e, f.sourceFlags, to, now, logger)
+	if err != nil {
+		return err
+	}
+	rep, err := replay(ctx, src, from, to, f, now, func(t time.Time) { clock = t }, logger)
+	if cerr := closeSrc(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if f.asJSON {
+		return json.NewEncoder(e.stdout).Encode(rep)
+	}
+	bw := bufio.NewWriter(e.stdout)
+	writeReplay(bw, rep)
+	return bw.Flush()
+}
+
+// openReplaySource opens what replay reads, writable for the recording
+// rules: the files' temporary store, or the API merged with a temporary
+// store of its own (the API itself is only read), after asking it for
+// vector(1) so that a wrong URL fails at once.
+func openReplaySource(ctx context.Context, e *env, f sourceFlags, to time.Time, now func() time.Time, logger *slog.Logger) (watch.Source, func() error, error) {
+	var read storage.Queryable
+	var closeRead func() error
+	if len(f.inputs) > 0 {
+		src, _, closeSrc, err := openSource(ctx, e, "replay", f, to, logger)
+		if err != nil {
+			return nil, nil, err
+		}
+		read, closeRead = src, closeSrc
+	} else {
+		u, flag := f.prometheus, "--prometheus"
+		if f.server != "" {
+			u, flag = f.server, "--server"
+		}
+		remote, err := store.NewRemote(store.DefaultRemoteConfig(strings.TrimSuffix(u, "/")), now, logger, nil)
+		if err != nil {
+			return nil, nil, usagef("replay: %s: %v", flag, err)
+		}
+		if err := remote.Probe(ctx); err != nil {
+			return nil, nil, errors.Join(usagef("replay: %s: %v", flag, err), remote.Close())
+		}
+		read, closeRead = remote, remote.Close
+	}
+	// What the rules record goes to a store of its own, which takes the
+	// past instants of the replay.
+	dir, err := os.MkdirTemp("", "vigil-replay-")
+	if err != nil {
+		return nil, nil, errors.Join(err, closeRead())
+	}
+	cfg := store.DefaultEmbeddedConfig(dir)
+	cfg.Retention = 100 * 365 * 24 * time.Hour
+	cfg.OutOfOrderWindow = cfg.Retention
+	local, err := store.OpenEmbedded(cfg, now, logger, nil)
+	if err != nil {
+		return nil, nil, errors.Join(err, closeRead(), os.RemoveAll(dir))
+	}
+	closeAll := func() error { return errors.Join(local.Close(), closeRead(), os.RemoveAll(dir)) }
+	return store.NewMerged(local, read), closeAll, nil
+}
+
+// replay runs serve's watcher over src, one cycle every f.interval from
+// from to to, with setClock moving the data clock to each instant.
+func replay(ctx context.Context, src watch.Source, from, to time.Time, f replayFlags, now func() time.Time, setClock func(time.Time), logger *slog.Logger) (*replayReport, error) {
+	def := config.Default().Evaluation
+	tr, err := incident.Open(incident.Options{ResolveAfter: time.Duration(def.ResolveAfter), KeepResolved: to.Sub(from) + time.Hour})
+	if err != nil {
+		return nil, err
+	}
+	eng, err := diagnose.New(diagnose.Options{Window: time.Duration(def.Window), Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	spec := slo.Presets()
+	if f.sloFile != "" {
+		if spec, err = slo.ParseFile(f.sloFile); err != nil {
+			return nil, usagef("replay: --slo: %v", err)
+		}
+	}
+	var groups []rulefmt.RuleGroup
+	if groups, err = slo.Groups(spec); err != nil {
+		return nil, fmt.Errorf("replay: SLO rules: %w", err)
+	}
+	rep := &replayReport{From: from, To: to, Interval: f.interval.String(), Pages: []replayPage{}}
+	w, err := watch.New(watch.Options{
+		Source: src, Engine: eng, Groups: groups, Tracker: tr, Sender: discard{},
+		Interval: f.interval, Now: now, Wall: now, FindingConfidence: def.FindingConfidence,
+		OnChange: func(c incident.Change) {
+			if c.What != "opened" && c.What != "rediagnosed" {
+				return
+			}
+			i := c.Incident
+			rep.Pages = append(rep.Pages, replayPage{At: now(), Severity: i.Severity, Revision: max(i.Revision, 1), Summary: i.Summary,
+				Symptom: replaySymptom{Kind: i.Kind, Entity: i.Entity, Since: i.Since}, Causes: i.Causes})
+		},
+		Logger: logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	sawData := false
+	for at := from; !at.After(to); at = at.Add(f.interval) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		setClock(at)
+		err := w.Cycle(ctx, at)
+		if err != nil {
+			return nil, fmt.Errorf("replay: the cycle at %s: %w", at.Format(time.RFC3339), err)
+		}
+		if r, _ := w.Last(); r != nil {
+			sawData = true
+		}
+	}
+	if !sawData {
+		return nil, usagef("replay: no data between %s and %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
+	}
+	rep.Incident = tr.List()
+	return rep, nil
+}
+
+// discard is a sender that sends nothing: replay prints what would go.
+type discard struct{}
+
+func (discard) Send(...*notifier.Alert) {}
+
+// writeReplay prints the pages and tickets in the order they would have
+// gone out.
+func writeReplay(w io.Writer, rep *replayReport) {
+	fmt.Fprintf(w, "replay %s to %s every %s: %d page(s) and ticket(s)\n", rep.From.Format(time.RFC3339), rep.To.Format(time.RFC3339), rep.Interval, len(rep.Pages))
+	for _, p := range rep.Pages {
+		fmt.Fprintf(w, "%s  %-6s %s %s (since %s)\n", p.At.Format(time.RFC3339), strings.ToUpper(p.Severity), p.Symptom.Kind, entityText(p.Symptom.Entity), p.Symptom.Since.Format(time.RFC3339))
+		fmt.Fprintf(w, "    %s\n", p.Summary)
+		for i, c := range p.Causes {
+			if i == 3 {
+				break
+			}
+			fmt.Fprintf(w, "    %d. %s %s (confidence %.2f)\n", i+1, c.Kind, entityText(c.Entity), c.Confidence)
+		}
+	}
+}
