@@ -5,6 +5,7 @@
 //     loaded through its own write path, comparing what it pages with the
 //     embedded `vigil serve` on the same data, then taking the backend
 //     away mid-incident and bringing it back (TestAttachedServe);
+//   - vigil replay over each backend (TestAttachedServe);
 //   - sending what it stores and derives to both with a remote_write:
 //     section, through a 2-minute outage of Prometheus (TestRemoteWriteOut).
 //
@@ -17,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -91,6 +93,35 @@ func metric(t *testing.T, base, name string) float64 {
 	return -1
 }
 
+// sentSeries reads the series count of vigil import's summary line.
+func sentSeries(t *testing.T, out string) int {
+	t.Helper()
+	m := regexp.MustCompile(`sent (\d+) series`).FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	n, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	return n
+}
+
+// seriesCount returns how many series base serves from start (Unix
+// seconds) on, or -1.
+func seriesCount(t *testing.T, base string, start int64) int {
+	t.Helper()
+	resp, err := http.PostForm(base+"/api/v1/series", map[string][]string{
+		"match[]": {`{__name__=~".+"}`}, "start": {strconv.FormatInt(start-60, 10)}, "end": {strconv.FormatInt(time.Now().Unix()+60, 10)}})
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data []map[string]string `json:"data"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&out) != nil {
+		return -1
+	}
+	return len(out.Data)
+}
+
 // backend is a Prometheus-compatible store the test loads and kills.
 type backend struct {
 	name  string
@@ -149,7 +180,11 @@ func TestAttachedServe(t *testing.T) {
 			require.NoError(t, os.MkdirAll(bdir, 0o755))
 			addr := peertest.FreeAddr(t)
 			be := b.start(t, bdir, addr)
-			peertest.Run(t, vigil, "import", "--server", be.URL, data)
+			sent := peertest.Run(t, vigil, "import", "--server", be.URL, data)
+			// The backend serves all of it before Vigil reads it (VictoriaMetrics
+			// makes what it ingests searchable a moment later).
+			require.Eventually(t, func() bool { return seriesCount(t, be.URL, start) == sentSeries(t, sent) },
+				time.Minute, time.Second, "%s does not serve every series imported", b.name)
 			att := peertest.StartVigil(t, "--config", cfg, "--data-dir", filepath.Join(bdir, "vigil"), "--prometheus", be.URL)
 			var got incidentView
 			require.Eventually(t, func() bool {
@@ -160,6 +195,34 @@ func TestAttachedServe(t *testing.T) {
 			require.Equal(t, want.Entity, got.Entity)
 			require.Equal(t, want.Causes[0], got.Causes[0], "rank-1 cause")
 			require.Equal(t, 1.0, metric(t, att.URL, "vigil_source_up"))
+
+			// vigil replay over the same backend: the first page after the
+			// onset names the same cause.
+			out := peertest.Run(t, vigil, "replay", "--json", "--prometheus", be.URL, "--interval", "2m",
+				"--from", strconv.FormatInt(start+16*60, 10), "--to", strconv.FormatInt(start+40*60, 10))
+			var rep struct {
+				Pages []struct {
+					Severity string `json:"severity"`
+					Symptom  struct {
+						Kind string `json:"kind"`
+					} `json:"symptom"`
+					Causes []struct {
+						Kind   string            `json:"kind"`
+						Entity map[string]string `json:"entity"`
+					} `json:"causes"`
+				} `json:"pages"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+			paged := false
+			for _, p := range rep.Pages {
+				if p.Severity == "page" && p.Symptom.Kind == "training_stall" && len(p.Causes) > 0 {
+					require.Equal(t, want.Causes[0].Kind, p.Causes[0].Kind, "replay's rank-1 cause")
+					require.Equal(t, want.Causes[0].Entity, p.Causes[0].Entity)
+					paged = true
+					break
+				}
+			}
+			require.True(t, paged, "replay never paged the stall: %s", out)
 
 			be.Kill()
 			require.Eventually(t, func() bool { return metric(t, att.URL, "vigil_watch_skipped_cycles_total") >= 8 },
