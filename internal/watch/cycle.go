@@ -88,16 +88,8 @@ func (w *Watcher) Cycle(ctx context.Context, at time.Time) error {
 	if rep != nil && rep.Blind() {
 		obs = append(obs, w.holdOpen()...)
 	}
-	changes, err := w.opts.Tracker.Observe(at, wall, obs)
-	if err != nil {
-		w.metrics.failures.Inc()
+	if err := w.observe(at, wall, obs); err != nil {
 		return err
-	}
-	for _, c := range changes {
-		w.metrics.changes.WithLabelValues(c.What).Inc()
-		if w.opts.OnChange != nil {
-			w.opts.OnChange(c)
-		}
 	}
 	w.lastRep, w.lastAt = rep, at
 	if err := w.notify(wall); err != nil {
@@ -127,6 +119,15 @@ func (w *Watcher) sourceDown(at, wall time.Time, cause error) error {
 			obs = append(obs, o)
 		}
 	}
+	if err := w.observe(at, wall, obs); err != nil {
+		return err
+	}
+	return w.notify(wall)
+}
+
+// observe hands the cycle's observations to the tracker and reports the
+// changes (metrics, OnChange).
+func (w *Watcher) observe(at, wall time.Time, obs []incident.Observation) error {
 	changes, err := w.opts.Tracker.Observe(at, wall, obs)
 	if err != nil {
 		w.metrics.failures.Inc()
@@ -138,7 +139,7 @@ func (w *Watcher) sourceDown(at, wall time.Time, cause error) error {
 			w.opts.OnChange(c)
 		}
 	}
-	return w.notify(wall)
+	return nil
 }
 
 // onePagePerCause keeps one page per rank-1 cause: a fault that shows as

@@ -7,8 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -41,16 +39,7 @@ type server struct {
 // (vigil.yaml text; empty means the defaults).
 func startVigil(t *testing.T, config string) *server {
 	t.Helper()
-	dir := t.TempDir()
-	args := []string{"--data-dir", filepath.Join(dir, "data")}
-	if config != "" {
-		cfg := filepath.Join(dir, "vigil.yaml")
-		require.NoError(t, os.WriteFile(cfg, []byte(config), 0o644))
-		args = append(args, "--config", cfg)
-	}
-	tr := &http.Transport{MaxIdleConnsPerHost: 8}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &server{Proc: peertest.StartVigil(t, args...), client: &http.Client{Transport: tr, Timeout: time.Minute}}
+	return startVigilArgs(t, config)
 }
 
 // requireUp requires the server to answer /-/healthy and its log to hold no
