@@ -34,7 +34,7 @@ type evaluation struct {
 
 // attachedSource returns what the watcher reads: st alone, or, with
 // source.url, the backend merged with st and the backend's probe.
-func attachedSource(cfg config.Config, e *env, st *store.Embedded, logger *slog.Logger, reg prometheus.Registerer) (watch.Source, *store.Remote, func(context.Context) error, error) {
+func attachedSource(cfg config.Config, e *env, st *store.Embedded, logger *slog.Logger) (watch.Source, *store.Remote, func(context.Context) error, error) {
 	if cfg.Source.URL == "" {
 		return st, nil, nil, nil
 	}
@@ -46,11 +46,9 @@ func attachedSource(cfg config.Config, e *env, st *store.Embedded, logger *slog.
 	rc.HTTPClient = cfg.Source.HTTPClient
 	rc.Timeout = time.Duration(cfg.Source.Timeout)
 	rc.Selector = sel
-	rc.Engine = store.EngineConfig{
-		MaxSamples: cfg.Query.MaxSamples, Timeout: time.Duration(cfg.Query.Timeout),
-		MaxConcurrency: internalQueries, LookbackDelta: time.Duration(cfg.Query.LookbackDelta),
-	}
-	remote, err := store.NewRemote(rc, e.now, logger.With("component", "source"), prometheus.WrapRegistererWithPrefix("vigil_source_", reg))
+	// The merged store evaluates with the embedded store's engine: the
+	// Remote's own engine goes unused, and registers no metrics.
+	remote, err := store.NewRemote(rc, e.now, logger.With("component", "source"), nil)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("source: %w", err)
 	}
@@ -94,7 +92,7 @@ func openEvaluation(cfg config.Config, e *env, st *store.Embedded, addr net.Addr
 	if sender != nil {
 		snd = sender
 	}
-	src, remote, probe, err := attachedSource(cfg, e, st, logger, reg)
+	src, remote, probe, err := attachedSource(cfg, e, st, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -40,21 +40,20 @@ type op func(ctx context.Context) error
 
 func get(c *http.Client, u string) op {
 	return func(ctx context.Context) error {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		req, err := http.NewRequest(http.MethodGet, u, nil)
 		if err != nil {
 			return err
 		}
-		resp, err := c.Do(req)
-		if err != nil {
-			return err
-		}
-		defer resp.Body.Close()
-		_, _ = io.Copy(io.Discard, resp.Body)
-		if resp.StatusCode/100 != 2 {
-			return fmt.Errorf("status %d", resp.StatusCode)
-		}
-		return nil
+		return answered(do(ctx, c, req))
 	}
+}
+
+// answered is the error of a request not answered with a 2xx.
+func answered(code int, err error) error {
+	if err == nil && code/100 != 2 {
+		err = fmt.Errorf("status %d", code)
+	}
+	return err
 }
 
 // writeOp sends one small Remote-Write request per call, each with a
@@ -81,23 +80,14 @@ func rw1(req *prompb.WriteRequest) []byte {
 }
 
 func postWrite(ctx context.Context, c *http.Client, base string, body []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/write", bytes.NewReader(body))
+	req, err := http.NewRequest(http.MethodPost, base+"/api/v1/write", bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", contentTypeV1)
 	req.Header.Set("Content-Encoding", "snappy")
 	req.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("status %d", resp.StatusCode)
-	}
-	return nil
+	return answered(do(ctx, c, req))
 }
 
 // measure runs o n times, gap apart, and returns the latencies and the
