@@ -26,19 +26,33 @@
 //
 // # The generic layer's evidence beyond spreads
 //
-//   - Log templates (generic_logs.go). internal/logsignals counts the
-//     warning and error records of each service by template (Drain):
-//     vigil_log_templates_total. Counts are Poisson, so a template's rise is
-//     tested as one: with the same rate throughout, the records after a split
-//     are binomial among all of them with the share of the logs' covered
-//     time after it. Every step the logs cover is tried as the split (their
-//     change does not wait for 1-minute metric rows), and the best p-value
-//     is multiplied by the splits and by the entity's templates tried
-//     (Bonferroni); bursts (a batch job's forty lines at once) are divided
-//     out by the counts' quasi-Poisson dispersion about the two rates. What
-//     is left becomes a standard normal deviate, ranked next to the metrics'
-//     robust spreads; the cause's evidence is the template, its counts before
-//     and after, and the query. No template tested, or p ≥ 0.5, no score.
+//   - Log templates (generic_logs.go). internal/logsignals counts each
+//     pod's records by level and template (Drain):
+//     vigil_log_templates_total. Two changes rank a service. A rise:
+//     counts are Poisson, so a warning template's rise is tested as one:
+//     with the same rate throughout, the records after a split are
+//     binomial among all of them with the share of the logs' covered time
+//     after it. A break: an info template (a step of the normal path)
+//     that came slower and fell behind another info template of the same
+//     pod, as when requests fail between two log statements and the second
+//     is no longer written while the first still is; the pair's counts
+//     before and after a split are a 2×2 table, Fisher's exact test gives
+//     the chance of the fall with the two in a constant ratio, and the
+//     break's p-value is the larger of that and of its own rate's fall
+//     (both must hold: less traffic lowers every line alike, more traffic
+//     on a partner lowers no line). Every step the logs cover is tried as
+//     the split (their change does not wait for 1-minute metric rows), and
+//     the best p-value is multiplied by the splits and by the entity's
+//     templates (or pairs) tried (Bonferroni); bursts (a batch job's forty
+//     lines at once) are divided out by the counts' quasi-Poisson
+//     dispersion about the two rates, and a pair whose share wanders from
+//     step to step (two endpoints' traffic mixing anew) by the share's
+//     quasi-binomial dispersion. An info line that rises is traffic, a
+//     warning that stops a recovery: neither is judged. What is left
+//     becomes a standard normal deviate, ranked next to the metrics'
+//     robust spreads; the cause's evidence is the template (and its
+//     partner), the counts before and after, and the query (a break's:
+//     the ratio of the two). No template tested, or p ≥ 0.5, no score.
 //   - Quantiles of few requests (generic.go, thinQuantiles). A summary's
 //     quantile q whose _count rose by n since its previous sample has n(1-q)
 //     observations above it; under one it is the slowest request, not the

@@ -118,6 +118,11 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 			r.evidence = []Evidence{v.logEvidence(label, l)}
 			r.headline = fmt.Sprintf("%s %s: %s records of one template rose", label, s.entity, l.severity)
 			r.action = fmt.Sprintf("read %s %s's %s records since %s: %q", label, s.entity, l.severity, v.time(l.at).Format("15:04:05"), l.template)
+			if l.partner != "" {
+				r.headline = fmt.Sprintf("%s %s: a step of its code path is no longer logged", label, s.entity)
+				r.action = fmt.Sprintf("find where %s %s's requests fail since %s: they still log %q but no longer %q",
+					label, s.entity, v.time(l.at).Format("15:04:05"), l.partner, l.template)
+			}
 		}
 		ranked = append(ranked, r)
 	}

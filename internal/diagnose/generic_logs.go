@@ -3,7 +3,9 @@ package diagnose
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -12,12 +14,12 @@ import (
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 )
 
-// metricLogTemplates is internal/logsignals' count of warning and error
-// records by entity, level and template (Drain).
+// metricLogTemplates is internal/logsignals' count of records by entity,
+// level and template (Drain).
 const metricLogTemplates = "vigil_log_templates_total"
 
 // logTemplateCounts is one template series' records before and after the
-// step it rose at.
+// step it rose at, or, for a break, fell at next to its partner's.
 type logTemplateCounts struct {
 	entity, severity, template string
 	before, after              float64
@@ -25,33 +27,64 @@ type logTemplateCounts struct {
 	// about the two rates (1: as Poisson as can be).
 	at  int
 	phi float64
+	// partner is set for a break: the template whose records went on
+	// (partnerBefore, partnerAfter) while this one's fell.
+	partner                     string
+	partnerBefore, partnerAfter float64
 }
 
-// logScore is an entity's strongest template rise: its one-sided binomial
-// p-value, corrected for the splits and the entity's templates tested
-// (Bonferroni), and as a standard normal deviate (what ranks next to the
-// metrics' spreads).
+// logScore is an entity's strongest template change: its one-sided
+// p-value, corrected for the splits and the entity's templates (and, for
+// a break, partners) tested (Bonferroni), and as a standard normal deviate
+// (what ranks next to the metrics' spreads).
 type logScore struct {
 	logTemplateCounts
 	p, z float64
-	// tested is how many of the entity's templates were tested; t0 and t1
-	// the time the logs cover before and after the split.
-	tested int
-	t0, t1 time.Duration
+	// tested is how many of the entity's templates were tested for a rise,
+	// pairs how many (template, partner) pairs for a break; t0 and t1 the
+	// time the logs cover before and after the split.
+	tested, pairs int
+	t0, t1        time.Duration
 }
 
-// logTemplateScores tests every template series of the entities for a
-// rise of its records. Counts are Poisson: with the same rate throughout,
-// the records after a split are binomial among all of the series'
-// records, with the share of the covered time that lies after it. Each
-// series is split at every step the logs cover (a change in the logs
-// need not wait for the metrics' onset, which 1-minute rows put a minute
+// templateBins is one template series' records per covered step.
+type templateBins struct {
+	entity, severity, template string
+	// source is the series' labels but its level and template: the pod
+	// (or process) whose code path the templates trace.
+	source string
+	bins   []float64
+	total  float64
+}
+
+// warnOrAbove tells the levels whose records say something went wrong.
+func warnOrAbove(severity string) bool {
+	switch severity {
+	case "warn", "error", "fatal":
+		return true
+	}
+	return false
+}
+
+// logTemplateScores tests the template series of the entities for two
+// changes. A rise: records at warning level or above that came faster.
+// Counts are Poisson: with the same rate throughout, the records after a
+// split are binomial among all of the series' records, with the share of
+// the covered time that lies after it. A break: records below warning (a
+// step of the normal path) that fell behind a partner's from the same
+// source, as when a request fails between two log statements and the
+// second is no longer written while the first still is (logBreak). Each
+// series is split at every step the logs cover (a change in the logs need
+// not wait for the metrics' onset, which 1-minute rows put a minute
 // late), and its best split's p-value is multiplied by the number of
-// splits tried. The covered time is where the logs are: from the family's
+// splits tried and by the entity's templates (a rise) or pairs (a break)
+// tested. An entity's score is the better of its two, doubled when both
+// were tested. The covered time is where the logs are: from the family's
 // first sample (the window's start when it had samples before it) to its
-// last; a template not seen in that time had no records. A template that
-// fell silent is not judged here. Entities with no template tested, or
-// whose best p is 0.5 or more, get no score.
+// last; a template not seen in that time had no records. A rise of records
+// below warning is traffic, a fall of warnings a recovery: neither is
+// judged. Entities with no template tested, or whose best p is 0.5 or
+// more, get no score.
 func (v *view) logTemplateScores(ctx context.Context, names []string) (map[string]logScore, error) {
 	if !v.have.Has(metricLogTemplates) {
 		return nil, nil
@@ -67,8 +100,8 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 		v float64
 	}
 	type rawTemplate struct {
-		entity, severity, template string
-		samples                    []sample
+		entity, severity, template, source string
+		samples                            []sample
 	}
 	var all []rawTemplate
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
@@ -80,7 +113,8 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 		if lset.Get("otel_metric_overflow") != "" {
 			continue
 		}
-		r := rawTemplate{severity: lset.Get("severity"), template: lset.Get("template")}
+		r := rawTemplate{severity: lset.Get("severity"), template: lset.Get("template"),
+			source: labels.NewBuilder(lset).Del(model.MetricNameLabel, "severity", "template").Labels().String()}
 		for _, l := range names {
 			if r.entity = lset.Get(l); r.entity != "" {
 				break
@@ -121,11 +155,9 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 		return nil, nil
 	}
 	splits := b1 - b0 // a split before each covered step but the first
-	best := map[string]logScore{}
-	tested := map[string]int{}
-	bins := make([]float64, b1-b0+1)
+	var series []templateBins
 	for _, r := range all {
-		clear(bins)
+		bins := make([]float64, b1-b0+1)
 		// Each sample's rise over the one before it (a drop is a restart:
 		// it counts from zero); a first sample counts its own value when
 		// it is later than the coverage's start (the writer's leading
@@ -150,10 +182,57 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 				total += inc
 			}
 		}
-		if total == 0 {
+		if total > 0 {
+			series = append(series, templateBins{entity: r.entity, severity: r.severity, template: r.template, source: r.source, bins: bins, total: total})
+		}
+	}
+	rises, tested := logRises(series, b0, splits)
+	breaks, pairs := logBreaks(series, b0, splits)
+	out := map[string]logScore{}
+	for _, e := range slices.Sorted(maps.Keys(tested)) {
+		s, ok := rises[e]
+		if ok {
+			s.p = math.Min(1, s.p*float64(tested[e]))
+		}
+		if b, bok := breaks[e]; bok {
+			b.p = math.Min(1, b.p*float64(pairs[e]))
+			if !ok || b.p < s.p {
+				s, ok = b, true
+			}
+		}
+		if !ok {
+			continue
+		}
+		s.tested, s.pairs = tested[e], pairs[e]
+		if s.tested > 0 && s.pairs > 0 {
+			s.p = math.Min(1, 2*s.p) // two tests
+		}
+		if s.p >= 0.5 {
+			continue
+		}
+		s.z = upperDeviate(s.p)
+		s.t0, s.t1 = time.Duration(s.at-b0)*v.step, time.Duration(b1-s.at+1)*v.step
+		out[e] = s
+	}
+	return out, nil
+}
+
+// logRises tests each series at warning level or above for a rise of its
+// records, at every split; it returns each entity's best (its p corrected
+// for the splits, not yet for its templates) and, for every entity with a
+// series, how many were tested.
+func logRises(series []templateBins, b0, splits int) (map[string]logScore, map[string]int) {
+	best := map[string]logScore{}
+	tested := map[string]int{}
+	for _, r := range series {
+		if _, ok := tested[r.entity]; !ok {
+			tested[r.entity] = 0
+		}
+		if !warnOrAbove(r.severity) {
 			continue
 		}
 		tested[r.entity]++
+		bins, total := r.bins, r.total
 		c := logTemplateCounts{entity: r.entity, severity: r.severity, template: r.template}
 		bestP := 2.0
 		squares := 0.0
@@ -176,18 +255,156 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 			best[r.entity] = logScore{logTemplateCounts: c, p: p}
 		}
 	}
-	out := map[string]logScore{}
-	for e, s := range best {
-		s.tested = tested[e]
-		s.p = math.Min(1, s.p*float64(s.tested))
-		if s.p >= 0.5 {
+	return best, tested
+}
+
+// logBreaks tests each series below warning level against every other
+// series of its source for a break (logBreak); it returns each entity's
+// best (its p corrected for the splits, not yet for its pairs) and how
+// many pairs each entity had tested.
+func logBreaks(series []templateBins, b0, splits int) (map[string]logScore, map[string]int) {
+	bySource := map[string][]int{}
+	for i, r := range series {
+		bySource[r.source] = append(bySource[r.source], i)
+	}
+	best := map[string]logScore{}
+	pairs := map[string]int{}
+	for _, src := range slices.Sorted(maps.Keys(bySource)) {
+		idx := bySource[src]
+		for _, i := range idx {
+			r := series[i]
+			if warnOrAbove(r.severity) {
+				continue
+			}
+			for _, j := range idx {
+				if j == i || warnOrAbove(series[j].severity) {
+					continue
+				}
+				pairs[r.entity]++
+				c, p, ok := logBreak(r, series[j], b0)
+				if !ok {
+					continue
+				}
+				p = math.Min(1, p*float64(splits))
+				if cur, had := best[r.entity]; !had || p < cur.p {
+					best[r.entity] = logScore{logTemplateCounts: c, p: p}
+				}
+			}
+		}
+	}
+	return best, pairs
+}
+
+// logBreak tests whether template b fell behind partner a of the same
+// source. Two things must hold, and the p-value is the larger of the two
+// tests' (an intersection–union test: the pair is as sure as its weaker
+// half). First, b's records came slower: Poisson, as a rise is tested
+// (the records after the split binomial with the covered time's share
+// after it, bursts divided out by the quasi-Poisson dispersion), so that
+// a partner that merely came faster breaks nothing. Second, they fell
+// behind a's: the counts of the two before and after the split are a 2×2
+// table of Poisson counts, and with the two rates in a constant ratio (b's
+// records a fixed share of the pair's, whatever the traffic did) Fisher's
+// exact test gives the chance of so few of b's after the split
+// (hypergeometric, conditional on the margins), so that all of a
+// service's lines falling together (less traffic) breaks nothing either.
+// A pair whose share wanders from step to step within a side (two
+// endpoints whose traffic mixes anew each minute) is weaker evidence than
+// one locked together (two lines of one code path): the table's cells are
+// divided by the share's quasi-binomial dispersion (Pearson's χ² over its
+// degrees of freedom, at least 1). Every split where both had records
+// before and a has some after is tried; it returns the best, with its
+// p-value uncorrected for the splits, and false when no split shows b
+// falling behind.
+func logBreak(b, a templateBins, b0 int) (logTemplateCounts, float64, bool) {
+	n := len(b.bins)
+	var best logTemplateCounts
+	bestP := 2.0
+	bBefore, aBefore := 0.0, 0.0
+	squares, sqBefore := 0.0, 0.0
+	for _, x := range b.bins {
+		squares += x * x
+	}
+	for k := 1; k < n; k++ {
+		bBefore += b.bins[k-1]
+		aBefore += a.bins[k-1]
+		sqBefore += b.bins[k-1] * b.bins[k-1]
+		bAfter, aAfter := b.total-bBefore, a.total-aBefore
+		if bBefore == 0 || aBefore == 0 || aAfter == 0 || bAfter/(bAfter+aAfter) >= bBefore/(bBefore+aBefore) {
 			continue
 		}
-		s.z = upperDeviate(s.p)
-		s.t0, s.t1 = time.Duration(s.at-b0)*v.step, time.Duration(b1-s.at+1)*v.step
-		out[e] = s
+		rate := dispersion(n, k, bBefore, bAfter, sqBefore, squares-sqBefore)
+		pRate := binomialLowerTail(bAfter/rate, b.total/rate, float64(n-k)/float64(n))
+		phi := shareDispersion(b.bins, a.bins, k, bBefore/(bBefore+aBefore), bAfter/(bAfter+aAfter))
+		p := math.Max(pRate, fisherLowerTail(bAfter/phi, aAfter/phi, bBefore/phi, aBefore/phi))
+		if p < bestP {
+			bestP = p
+			best = logTemplateCounts{entity: b.entity, severity: b.severity, template: b.template,
+				before: bBefore, after: bAfter, at: b0 + k, phi: phi,
+				partner: a.template, partnerBefore: aBefore, partnerAfter: aAfter}
+		}
 	}
-	return out, nil
+	return best, bestP, bestP <= 1
+}
+
+// shareDispersion is the quasi-binomial dispersion of b's share of the
+// pair's records per step about the share before step k (r0) and after it
+// (r1): Σ (b−m·r)²/(m·r·(1−r)) over the steps with records, over their
+// number less two, at least 1. A step that contradicts a share of 0 or 1
+// (a record of b where its share is 0) cannot happen at the sides' own
+// shares, which are their counts' ratios.
+func shareDispersion(b, a []float64, k int, r0, r1 float64) float64 {
+	chi, used := 0.0, 0
+	for i := range b {
+		m := a[i] + b[i]
+		if m == 0 {
+			continue
+		}
+		used++
+		r := r0
+		if i >= k {
+			r = r1
+		}
+		if r > 0 && r < 1 {
+			d := b[i] - m*r
+			chi += d * d / (m * r * (1 - r))
+		}
+	}
+	if used < 3 {
+		return 1
+	}
+	return math.Max(1, chi/float64(used-2))
+}
+
+// fisherLowerTail is one-sided Fisher's exact test of the table
+//
+//	          after  before
+//	b         x      c
+//	partner   y      d
+//
+// P(X ≤ x) for X hypergeometric with the table's margins (b's records
+// x+c, the after column's x+y, all x+y+c+d), summed in log space from x
+// down; counts may be fractional (divided by a dispersion). Never below
+// minP.
+func fisherLowerTail(x, y, c, d float64) float64 {
+	nb, nAfter, n := x+c, x+y, x+y+c+d
+	lo := math.Max(0, nAfter-(n-nb)) // the fewest of b the after column can hold
+	lchoose := func(n, k float64) float64 {
+		a, _ := math.Lgamma(n + 1)
+		b, _ := math.Lgamma(k + 1)
+		c, _ := math.Lgamma(n - k + 1)
+		return a - b - c
+	}
+	den := lchoose(n, nAfter)
+	sum := 0.0
+	for i := x; i >= lo-1e-9; i-- {
+		term := math.Exp(lchoose(nb, i) + lchoose(n-nb, nAfter-i) - den)
+		sum += term
+		if term <= 1e-17*sum {
+			break // below the mode the terms only fall
+		}
+	}
+	return math.Max(minP, math.Min(1, sum))
 }
 
 // dispersion is the quasi-Poisson dispersion of a template's n counts per
@@ -249,6 +466,33 @@ func binomialUpperTail(k, n, q float64) float64 {
 	return math.Max(minP, math.Min(1, sum))
 }
 
+// binomialLowerTail is P(X ≤ k) for X ~ Binomial(n, q), summed in log
+// space from k down while the terms still matter; 1 when k is at or above
+// the mean (no fall); never below minP.
+func binomialLowerTail(k, n, q float64) float64 {
+	switch {
+	case k >= n*q:
+		return 1
+	case q >= 1:
+		return 0
+	case q <= 0:
+		return 1
+	}
+	lgN, _ := math.Lgamma(n + 1)
+	lq, lr := math.Log(q), math.Log1p(-q)
+	sum := 0.0
+	for i := k; i >= -1e-9; i-- {
+		a, _ := math.Lgamma(i + 1)
+		b, _ := math.Lgamma(n - i + 1)
+		term := math.Exp(lgN - a - b + i*lq + (n-i)*lr)
+		sum += term
+		if term <= 1e-17*sum {
+			break // below the mode the terms only fall
+		}
+	}
+	return math.Max(minP, math.Min(1, sum))
+}
+
 // upperDeviate is the standard normal deviate whose upper tail is p (0 <
 // p < 0.5): math.Erfcinv where it is exact, and past 1e-12, where 1-2p
 // rounds, Abramowitz and Stegun's 26.2.23 (error under 4.5e-4).
@@ -264,14 +508,26 @@ func upperDeviate(p float64) float64 {
 // it, a sum of terms underflows.
 const minP = 1e-300
 
-// logEvidence writes an entity's template rise as evidence.
+// logEvidence writes an entity's template change as evidence.
 func (v *view) logEvidence(label string, s logScore) Evidence {
-	tmpl := s.template
-	if len(tmpl) > 120 {
-		tmpl = tmpl[:117] + "..."
+	short := func(t string) string {
+		if len(t) > 120 {
+			return t[:117] + "..."
+		}
+		return t
+	}
+	if s.partner != "" {
+		return Evidence{
+			Signal: fmt.Sprintf("%s{severity=%q, template=%q}", metricLogTemplates, s.severity, short(s.template)),
+			Query: fmt.Sprintf("sum(increase(%s{%s=%q, template=%q}[5m])) / sum(increase(%s{%s=%q, template=%q}[5m]))",
+				metricLogTemplates, label, s.entity, s.template, metricLogTemplates, label, s.entity, s.partner),
+			Summary: fmt.Sprintf("the code path broke: this %s template fell behind %q, which went on: %s records of it for %s of the other in the %s from %s, %s for %s in the %s before: p = %.2g for a ratio that did not change (the best of %d template pairs and their splits)",
+				s.severity, short(s.partner), fmtCount(s.after), fmtCount(s.partnerAfter), fmtDur(s.t1), v.time(s.at).Format("15:04:05"),
+				fmtCount(s.before), fmtCount(s.partnerBefore), fmtDur(s.t0), s.p, s.pairs),
+		}
 	}
 	return Evidence{
-		Signal: fmt.Sprintf("%s{severity=%q, template=%q}", metricLogTemplates, s.severity, tmpl),
+		Signal: fmt.Sprintf("%s{severity=%q, template=%q}", metricLogTemplates, s.severity, short(s.template)),
 		Query:  fmt.Sprintf("sum(increase(%s{%s=%q, severity=%q, template=%q}[5m]))", metricLogTemplates, label, s.entity, s.severity, s.template),
 		Summary: fmt.Sprintf("%s records of this %s template in the %s from %s, %s in the %s before: p = %.2g for a rate that did not change (the best of %d templates and their splits)",
 			fmtCount(s.after), s.severity, fmtDur(s.t1), v.time(s.at).Format("15:04:05"), fmtCount(s.before), fmtDur(s.t0), s.p, s.tested),

@@ -186,3 +186,64 @@ func TestDispersion(t *testing.T) {
 	require.Greater(t, dispersion(len(bins), k, s0, s1, q0, q1), 5.0, "a burst")
 	require.Equal(t, 1.0, dispersion(6, 3, 6, 6, 12, 12), "two a step throughout: as Poisson")
 }
+
+// TestFisherLowerTail against tables worked by hand: with b's 5 records
+// and 21 of 30 records after the split, none of b's after is
+// C(25,21)/C(30,21) (= 12650/14307150); a table in its margins' ratio is
+// no fall.
+func TestFisherLowerTail(t *testing.T) {
+	require.InDelta(t, 12650.0/14307150, fisherLowerTail(0, 21, 5, 4), 1e-12)
+	// P(X ≤ 1): add 5·C(25,20)/C(30,21) = 5·53130/14307150.
+	require.InDelta(t, (12650.0+5*53130)/14307150, fisherLowerTail(1, 20, 4, 5), 1e-12)
+	require.Greater(t, fisherLowerTail(10, 10, 10, 10), 0.5, "at the margins' ratio: no fall")
+	// P(X ≤ 59) for 59 of b's and 119 of the partner's after, 240 of
+	// each before (computed in exact rationals: 7.246974534e-05).
+	require.InDelta(t, 7.246974534e-05, fisherLowerTail(59, 119, 240, 240), 1e-12)
+	p := fisherLowerTail(0, 900, 900, 900)
+	require.GreaterOrEqual(t, p, minP)
+	require.Less(t, p, 1e-100)
+}
+
+// TestLogBreakDispersion: two lines of one path (the same count every
+// step) that part are a sure break; two endpoints whose shares of the
+// traffic wander from step to step, with the same totals, are a weak
+// one: the share's dispersion divides their evidence.
+func TestLogBreakDispersion(t *testing.T) {
+	locked := templateBins{bins: []float64{8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8}}
+	found := templateBins{bins: []float64{8, 8, 8, 8, 8, 8, 4, 4, 4, 4, 4, 4}}
+	wander := templateBins{bins: []float64{2, 14, 4, 12, 0, 16, 4, 4, 2, 6, 6, 2}}
+	other := templateBins{bins: []float64{14, 2, 12, 4, 16, 0, 12, 12, 14, 10, 10, 14}}
+	for _, tb := range []*templateBins{&locked, &found, &wander, &other} {
+		for _, x := range tb.bins {
+			tb.total += x
+		}
+	}
+	c, pLocked, ok := logBreak(found, locked, 0)
+	require.True(t, ok)
+	require.Equal(t, 6, c.at)
+	require.Equal(t, 1.0, c.phi, "locked together: as binomial as can be")
+	require.Equal(t, []float64{48, 24, 48, 48}, []float64{c.before, c.after, c.partnerBefore, c.partnerAfter})
+	c, pWander, ok := logBreak(wander, other, 0)
+	require.True(t, ok)
+	require.Greater(t, c.phi, 2.0, "the share wanders")
+	t.Logf("locked p %.3g, wandering p %.3g (phi %.2f)", pLocked, pWander, c.phi)
+	require.Less(t, pLocked, 0.05)
+	require.Greater(t, pWander, 5*pLocked, "the same fall in a wandering mix is weaker evidence")
+	_, _, ok = logBreak(locked, found, 0)
+	require.False(t, ok, "the partner that went on did not fall behind the one that fell")
+	rose := templateBins{bins: []float64{8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16}, total: 144}
+	_, p, _ := logBreak(locked, rose, 0)
+	require.Equal(t, 1.0, p, "a partner that came faster: the other did not come slower")
+	fell := templateBins{bins: []float64{8, 8, 8, 8, 8, 8, 2, 2, 2, 2, 2, 2}, total: 60}
+	fell2 := templateBins{bins: []float64{8, 8, 8, 8, 8, 8, 2, 2, 2, 2, 2, 2}, total: 60}
+	_, _, ok = logBreak(fell, fell2, 0)
+	require.False(t, ok, "both fell together: less traffic")
+}
+
+// TestBinomialLowerTail against values worked by hand.
+func TestBinomialLowerTail(t *testing.T) {
+	require.InDelta(t, math.Pow(0.5, 10), binomialLowerTail(0, 10, 0.5), 1e-15)
+	require.InDelta(t, 11.0/1024, binomialLowerTail(1, 10, 0.5), 1e-12)
+	require.Equal(t, 1.0, binomialLowerTail(5, 10, 0.5), "at the mean: no fall")
+	require.InDelta(t, math.Pow(2.0/3, 20), binomialLowerTail(0, 20, 1.0/3), 1e-12)
+}

@@ -4,17 +4,18 @@ import "fmt"
 
 // Config is the user's configuration of log-derived signals.
 type Config struct {
-	// MaxSeries bounds the series of vigil_log_events_total,
-	// vigil_log_xid_total and vigil_log_templates_total together; events
-	// of new series past it are counted in the overflow series.
+	// MaxSeries bounds the series of vigil_log_events_total and
+	// vigil_log_xid_total together (the templates have their own,
+	// Templates.MaxSeries); events of new series past it are counted in
+	// the overflow series.
 	MaxSeries int `yaml:"max_series"`
-	// Templates counts the templates of warning and error records.
+	// Templates counts the records' templates.
 	Templates TemplatesConfig `yaml:"templates"`
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{MaxSeries: 10_000, Templates: TemplatesConfig{Enabled: true, MaxPerService: 200}}
+	return Config{MaxSeries: 10_000, Templates: TemplatesConfig{Enabled: true, MinSeverity: "info", MaxPerService: 200, MaxSeries: 10_000}}
 }
 
 // UnmarshalYAML copies the defaults in, decodes the fields the document

@@ -25,8 +25,7 @@ const (
 	MetricEvents = "vigil_log_events_total"
 	// MetricXID counts XID lines by node, XID code and PCI address.
 	MetricXID = "vigil_log_xid_total"
-	// MetricTemplates counts warning and error records by entity, level
-	// and template.
+	// MetricTemplates counts records by entity, level and template.
 	MetricTemplates = "vigil_log_templates_total"
 	// OverflowLabel marks the overflow series (value "true"), as the
 	// OpenTelemetry Collector's connectors do.
@@ -36,7 +35,7 @@ const (
 var (
 	metaEvents = metadata.Metadata{Type: model.MetricTypeCounter, Help: "Log records that show an event (NCCL timeout or error, CUDA error or OOM, OOM kill, XID, HTTP 5xx, GPU fallen off the bus), by entity."}
 	metaXID    = metadata.Metadata{Type: model.MetricTypeCounter, Help: "NVIDIA XID lines in kernel logs, by node, XID code and PCI address of the GPU."}
-	metaTmpl   = metadata.Metadata{Type: model.MetricTypeCounter, Help: "Log records at warning level or above, by entity, level and template (Drain)."}
+	metaTmpl   = metadata.Metadata{Type: model.MetricTypeCounter, Help: "Log records by entity, level and template (Drain)."}
 )
 
 // maxZeroGap bounds how far before a new series' first count its leading
@@ -58,10 +57,11 @@ type Consumer struct {
 	// series' samples go in in order.
 	mu     sync.Mutex
 	series map[string]*series
-	// bounded is the number of series that count towards MaxSeries (all
-	// but the overflow series).
-	bounded int
-	keyBuf  []byte
+	// bounded is the number of event series that count towards
+	// MaxSeries (all but the overflow series), boundedT the template
+	// series' towards Templates.MaxSeries.
+	bounded, boundedT int
+	keyBuf            []byte
 	// startMs is the clock's time at New; lastMs is the timestamp of the
 	// last write (0: none yet).
 	startMs, lastMs int64
@@ -122,7 +122,7 @@ func entityOf(res pcommon.Map) entity {
 	return e
 }
 
-// hit is a record that matched, or one to mine (sev at least warn).
+// hit is a record that matched, or one to mine (msg set).
 type hit struct {
 	ent *entity
 	m   Match
@@ -140,6 +140,7 @@ func (c *Consumer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	var hits []hit
 	var records int
 	var newest int64
+	minSev := c.cfg.Templates.minSeverity()
 	rls := ld.ResourceLogs()
 	for i := range rls.Len() {
 		rl := rls.At(i)
@@ -154,7 +155,7 @@ func (c *Consumer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 				var sev Severity
 				var msg string
 				if c.cfg.Templates.Enabled {
-					if sev, msg = severityOf(lr); sev < SeverityWarn || msg == "" {
+					if sev, msg = severityOf(lr, minSev); sev < minSev || msg == "" {
 						sev, msg = SeverityUnknown, ""
 					}
 				}
@@ -213,7 +214,7 @@ func (c *Consumer) count(h hit) {
 				"pod", h.ent.pod, "service", h.ent.service)
 		}, func() labels.Labels {
 			return build(MetricEvents, "event", name, OverflowLabel, "true")
-		}, &metaEvents, MetricEvents)
+		}, &metaEvents, MetricEvents, &c.bounded, c.cfg.MaxSeries)
 	}
 	if h.m.Events.Has(EventXID) {
 		code := strconv.Itoa(h.m.XID)
@@ -222,7 +223,7 @@ func (c *Consumer) count(h hit) {
 			return build(MetricXID, "node", h.ent.node, "pci", h.m.PCI, "xid", code)
 		}, func() labels.Labels {
 			return build(MetricXID, OverflowLabel, "true")
-		}, &metaXID, MetricXID)
+		}, &metaXID, MetricXID, &c.bounded, c.cfg.MaxSeries)
 	}
 }
 
@@ -239,16 +240,16 @@ func appendKey(b []byte, family string, values ...string) []byte {
 }
 
 // add counts one in the series of key, created with lbls, or in the
-// overflow series when the limit is reached.
-func (c *Consumer) add(key []byte, overflowKey string, lbls, overflow func() labels.Labels, meta *metadata.Metadata, name string) {
+// overflow series when bounded has reached limit.
+func (c *Consumer) add(key []byte, overflowKey string, lbls, overflow func() labels.Labels, meta *metadata.Metadata, name string, bounded *int, limit int) {
 	s, ok := c.series[string(key)]
 	if !ok {
-		if c.bounded >= c.cfg.MaxSeries {
+		if *bounded >= limit {
 			c.m.overflow.Inc()
 			key, lbls = []byte(overflowKey), overflow
 			s, ok = c.series[overflowKey]
 		} else {
-			c.bounded++
+			*bounded++
 		}
 		if !ok {
 			s = &series{lbls: lbls(), meta: meta, name: name}

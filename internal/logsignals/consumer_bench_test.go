@@ -62,6 +62,8 @@ func BenchmarkConsumeLogs(b *testing.B) {
 	}
 	off := DefaultConfig()
 	off.Templates.Enabled = false
+	warn := DefaultConfig()
+	warn.Templates.MinSeverity = "warn"
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -69,6 +71,7 @@ func BenchmarkConsumeLogs(b *testing.B) {
 	}{
 		{"mix", DefaultConfig(), benchLogs(batch)},
 		{"mix_templates_off", off, benchLogs(batch)},
+		{"mix_warn_templates", warn, benchLogs(batch)},
 		{"warnings_10pct", DefaultConfig(), warnings},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

@@ -124,6 +124,14 @@ func query(t *testing.T, s store.Store, q string, ts time.Time) map[string]float
 	return out
 }
 
+// eventsConfig is the defaults with the templates of warning records only,
+// none of which the event tests write: the series are the events'.
+func eventsConfig() Config {
+	cfg := DefaultConfig()
+	cfg.Templates.MinSeverity = "warn"
+	return cfg
+}
+
 func newConsumer(t *testing.T, cfg Config, app storage.AppendableV2, clk *clock, reg prometheus.Registerer) *Consumer {
 	t.Helper()
 	c, err := New(cfg, app, clk.now, nil, reg)
@@ -135,7 +143,7 @@ func TestCountersInTheStore(t *testing.T) {
 	clk := &clock{t: t0}
 	st := openStore(t, clk)
 	reg := prometheus.NewRegistry()
-	c := newConsumer(t, DefaultConfig(), st, clk, reg)
+	c := newConsumer(t, eventsConfig(), st, clk, reg)
 
 	node6 := res{"k8s.node.name": "gpu-node-06", "host.name": "ignored-when-k8s-node-set", "k8s.namespace.name": "ml-train",
 		"k8s.pod.name": "llm-pretrain-worker-6", "service.name": "llm-pretrain"}
@@ -241,7 +249,7 @@ func TestTimestamps(t *testing.T) {
 func TestOnlyChangedSeriesAreWritten(t *testing.T) {
 	clk := &clock{t: t0}
 	app := &memApp{}
-	c := newConsumer(t, DefaultConfig(), app, clk, nil)
+	c := newConsumer(t, eventsConfig(), app, clk, nil)
 	require.NoError(t, c.ConsumeLogs(t.Context(), one(res{"host.name": "a"}, rec{body: lineOOM})))
 	require.NoError(t, c.ConsumeLogs(t.Context(), one(res{"host.name": "b"}, rec{body: lineOOM})))
 	n := len(app.samples)

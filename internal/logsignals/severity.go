@@ -88,10 +88,30 @@ const maxLevelTokens = 6
 // level=… pair (logfmt, Go's slog), or klog's and glog's leading letter
 // ("E0129 08:42:22.383 …").
 func textLevel(s string) Severity {
+	sev, _ := textLevelRest(s)
+	return sev
+}
+
+// textLevelRest is textLevel, and the text after the level: the message
+// without the header its layout writes before it (a timestamp, a thread,
+// the level itself), which every line shares and which would make any two
+// lines of a length look alike to the miner. Without a level, or with
+// nothing after it, rest is s.
+func textLevelRest(s string) (Severity, string) {
+	sev, rest := textLevelAt(s)
+	if strings.TrimSpace(rest) == "" {
+		return sev, s
+	}
+	return sev, strings.TrimLeft(rest, " \t")
+}
+
+// textLevelAt is textLevelRest before its trimming.
+func textLevelAt(s string) (Severity, string) {
+	line := s
 	for n := 0; n < maxLevelTokens; n++ {
 		s = strings.TrimLeft(s, " \t")
 		if s == "" {
-			return SeverityUnknown
+			return SeverityUnknown, line
 		}
 		end := strings.IndexAny(s, " \t\n")
 		if end < 0 {
@@ -100,26 +120,29 @@ func textLevel(s string) Severity {
 		tok := s[:end]
 		s = s[end:]
 		if n == 0 && len(tok) == 5 && strings.IndexByte("IWEF", tok[0]) >= 0 && allDigits(tok[1:]) {
-			return [...]Severity{SeverityLow, SeverityWarn, SeverityError, SeverityFatal}[strings.IndexByte("IWEF", tok[0])]
+			return [...]Severity{SeverityLow, SeverityWarn, SeverityError, SeverityFatal}[strings.IndexByte("IWEF", tok[0])], s
 		}
 		if k, v, ok := strings.Cut(tok, "="); ok {
 			for _, lk := range levelKeys {
 				if strings.EqualFold(k, lk) {
-					return levelWord(strings.Trim(v, `"'`))
+					if sev := levelWord(strings.Trim(v, `"'`)); sev != SeverityUnknown {
+						return sev, s
+					}
+					return SeverityUnknown, line
 				}
 			}
 			continue
 		}
 		if sev := levelWord(strings.Trim(tok, "[]<>():|,")); sev != SeverityUnknown {
-			return sev
+			return sev, s
 		}
-		if head, _, ok := strings.Cut(tok, ":"); ok && n == 0 {
+		if head, tail, ok := strings.Cut(tok, ":"); ok && n == 0 {
 			if sev := levelWord(strings.TrimLeft(head, "[<(")); sev != SeverityUnknown {
-				return sev // Python's logging: "ERROR:root:…"
+				return sev, tail + s // Python's logging: "ERROR:root:…"
 			}
 		}
 	}
-	return SeverityUnknown
+	return SeverityUnknown, line
 }
 
 func allDigits(s string) bool {
@@ -134,8 +157,11 @@ func allDigits(s string) bool {
 // severityOf returns a record's level and its message text: the level from
 // SeverityNumber, else SeverityText, else the body's level field (a map, or
 // a JSON object in text) or the text's own level; the message is a text
-// body, or a structured body's message field.
-func severityOf(lr plog.LogRecord) (Severity, string) {
+// body, or a structured body's message field, after the level where the
+// level came from the text (textLevelRest). With floor at warn, a text
+// with no level word of warning or above is not read further: its level
+// is SeverityUnknown, whatever it states.
+func severityOf(lr plog.LogRecord, floor Severity) (Severity, string) {
 	sev := severityNumber(lr.SeverityNumber())
 	if sev == SeverityUnknown {
 		sev = levelWord(lr.SeverityText())
@@ -144,7 +170,7 @@ func severityOf(lr plog.LogRecord) (Severity, string) {
 	switch body.Type() {
 	case pcommon.ValueTypeStr:
 		s := body.Str()
-		if sev == SeverityUnknown && !mayBeWarn(s) {
+		if sev == SeverityUnknown && floor >= SeverityWarn && !mayBeWarn(s) {
 			return SeverityUnknown, s // no level word of warning or above anywhere
 		}
 		if t := strings.TrimSpace(s); len(t) > 1 && t[0] == '{' && t[len(t)-1] == '}' && strings.Contains(t, `"`) {
@@ -154,7 +180,7 @@ func severityOf(lr plog.LogRecord) (Severity, string) {
 			}
 		}
 		if sev == SeverityUnknown {
-			sev = textLevel(s)
+			return textLevelRest(s)
 		}
 		return sev, s
 	case pcommon.ValueTypeMap:
@@ -183,7 +209,7 @@ func structuredLevel(sev Severity, f fields) (Severity, string) {
 		}
 	}
 	if sev == SeverityUnknown && msg != "" {
-		sev = textLevel(msg) // a container runtime's {"log": "… ERROR …"}
+		return textLevelRest(msg) // a container runtime's {"log": "… ERROR …"}
 	}
 	return sev, msg
 }

@@ -10,11 +10,30 @@ import (
 
 // TemplatesConfig configures the template counts (vigil_log_templates_total).
 type TemplatesConfig struct {
-	// Enabled mines the templates of records at warning level or above.
+	// Enabled mines the templates of records at MinSeverity or above.
 	Enabled bool `yaml:"enabled"`
+	// MinSeverity is the lowest level mined: "info" (every record that
+	// states a level; the default), "warn", or "all" (records that state
+	// none as well).
+	MinSeverity string `yaml:"min_severity"`
 	// MaxPerService bounds the templates each service's miner holds; the
 	// least recently seen goes first.
 	MaxPerService int `yaml:"max_per_service"`
+	// MaxSeries bounds the template series, apart from the events' (a
+	// service's many info templates never crowd out an XID's counter);
+	// past it a template counts in its level's overflow series.
+	MaxSeries int `yaml:"max_series"`
+}
+
+// minSeverity is MinSeverity as a level (Validate checked it).
+func (t TemplatesConfig) minSeverity() Severity {
+	switch t.MinSeverity {
+	case "all":
+		return SeverityUnknown
+	case "warn":
+		return SeverityWarn
+	}
+	return SeverityLow
 }
 
 // miner is one service's template miner and the label each of its
@@ -82,13 +101,24 @@ func (c *Consumer) countTemplate(h hit) {
 			"service", h.ent.service, "severity", sev, "template", tmpl)
 	}, func() labels.Labels {
 		return build(MetricTemplates, "severity", sev, OverflowLabel, "true")
-	}, &metaTmpl, MetricTemplates)
+	}, &metaTmpl, MetricTemplates, &c.boundedT, c.cfg.Templates.MaxSeries)
 }
 
 // validate checks the template settings.
 func (t TemplatesConfig) validate() error {
-	if t.Enabled && t.MaxPerService < 1 {
+	if !t.Enabled {
+		return nil
+	}
+	switch t.MinSeverity {
+	case "all", "info", "warn":
+	default:
+		return &FieldError{Field: "templates.min_severity", Msg: fmt.Sprintf("must be all, info or warn, got %q", t.MinSeverity)}
+	}
+	if t.MaxPerService < 1 {
 		return &FieldError{Field: "templates.max_per_service", Msg: fmt.Sprintf("must be at least 1, got %d", t.MaxPerService)}
+	}
+	if t.MaxSeries < 1 {
+		return &FieldError{Field: "templates.max_series", Msg: fmt.Sprintf("must be at least 1, got %d", t.MaxSeries)}
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ func TestSeverityOf(t *testing.T) {
 	} {
 		lr := plog.NewLogRecord()
 		lr.Body().SetStr(tc.body)
-		got, _ := severityOf(lr)
+		got, _ := severityOf(lr, SeverityWarn)
 		if tc.want < SeverityWarn {
 			// Below warning the gate may not look further: info or unknown.
 			require.Less(t, got, SeverityWarn, "%q", tc.body)
@@ -54,7 +54,7 @@ func TestSeverityOf(t *testing.T) {
 	lr := plog.NewLogRecord()
 	lr.Body().SetStr("16:42:22.382 INFO looks fine")
 	lr.SetSeverityNumber(plog.SeverityNumberError2)
-	got, msg := severityOf(lr)
+	got, msg := severityOf(lr, SeverityWarn)
 	require.Equal(t, SeverityError, got, "the record's own number wins over the text")
 	require.Equal(t, "16:42:22.382 INFO looks fine", msg)
 	for _, body := range []string{"INFO all good", "16:42:22.382 DEBUG cache hit", `{"level":"info","msg":"ok"}`, "plain text"} {
@@ -66,26 +66,56 @@ func TestSeverityOf(t *testing.T) {
 	lr = plog.NewLogRecord()
 	lr.Body().SetStr("no level here")
 	lr.SetSeverityText("Warning")
-	got, _ = severityOf(lr)
+	got, _ = severityOf(lr, SeverityWarn)
 	require.Equal(t, SeverityWarn, got)
 	lr = plog.NewLogRecord()
 	m := lr.Body().SetEmptyMap()
 	m.PutStr("message", "upstream connect error")
 	m.PutStr("level", "ERROR")
-	got, msg = severityOf(lr)
+	got, msg = severityOf(lr, SeverityWarn)
 	require.Equal(t, SeverityError, got)
 	require.Equal(t, "upstream connect error", msg, "a map body's message field is what is mined")
 }
 
-// TestTemplatesCounted: warning and error records are counted by entity,
-// level and template; records with variables in them share a template;
-// records below warning, or with no level, are not mined; the series
-// count towards MaxSeries and spill into the overflow series past it.
+// TestSeverityHeader: where the level comes from the text, the message
+// mined is what follows the level, without the header (time, thread,
+// level) that every line of the layout shares; with nothing after the
+// level, the whole line.
+func TestSeverityHeader(t *testing.T) {
+	for body, want := range map[string]string{
+		"16:43:17.120 ERROR  c.s.ContactsServiceImpl#37 [findContactsById][No contacts]": "c.s.ContactsServiceImpl#37 [findContactsById][No contacts]",
+		"2026-11-12 02:47:31,514 WARN  [main] o.a.k.c.NetworkClient - connection lost":   "[main] o.a.k.c.NetworkClient - connection lost",
+		"ERROR:root:cannot open /data/shard-3":                                           "root:cannot open /data/shard-3",
+		"E1112 02:47:31.514301 1 controller.go:114] sync failed":                         "02:47:31.514301 1 controller.go:114] sync failed",
+		`time=2026-11-12T02:47:31Z level=warn msg="slow request" path=/v1/chat`:          `msg="slow request" path=/v1/chat`,
+		"16:42:22.382 INFO  t.s.TravelServiceImpl#532 [getRouteByRouteId]":               "t.s.TravelServiceImpl#532 [getRouteByRouteId]",
+		"ERROR":                      "ERROR",
+		"no level here, just a line": "no level here, just a line",
+		`{"log":"16:43:17.120 ERROR c.s.X#1 boom\n","stream":"stdout"}`: "c.s.X#1 boom\n",
+	} {
+		lr := plog.NewLogRecord()
+		lr.Body().SetStr(body)
+		_, msg := severityOf(lr, SeverityUnknown)
+		require.Equal(t, want, msg, "%q", body)
+	}
+	lr := plog.NewLogRecord()
+	lr.Body().SetStr("16:42:22.382 INFO looks fine")
+	lr.SetSeverityNumber(plog.SeverityNumberInfo)
+	_, msg := severityOf(lr, SeverityUnknown)
+	require.Equal(t, "16:42:22.382 INFO looks fine", msg, "the record's own level: its text is left as it is")
+}
+
+// TestTemplatesCounted: with min_severity warn, warning and error records
+// are counted by entity, level and template; records with variables in
+// them share a template; records below warning, or with no level, are not
+// mined; the series count towards templates.max_series and spill into the
+// overflow series past it.
 func TestTemplatesCounted(t *testing.T) {
 	clk := &clock{t: t0}
 	st := openStore(t, clk)
 	cfg := DefaultConfig()
-	cfg.MaxSeries = 3
+	cfg.Templates.MinSeverity = "warn"
+	cfg.Templates.MaxSeries = 3
 	c := newConsumer(t, cfg, st, clk, prometheus.NewRegistry())
 	contacts := res{"k8s.namespace.name": "ts", "k8s.pod.name": "ts-contacts-service-866bd68c97-xcqfx", "service.name": "ts-contacts-service"}
 	var recs []rec
@@ -100,12 +130,12 @@ func TestTemplatesCounted(t *testing.T) {
 	require.NoError(t, c.ConsumeLogs(t.Context(), one(contacts, recs...)))
 	got := query(t, st, MetricTemplates, t0.Add(time.Minute))
 	require.Equal(t, map[string]float64{
-		"namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service,severity=error,template=<*> ERROR c.s.ContactsServiceImpl#<*> TraceID: <*> [findContactsById][No contacts according to contactsId <*>]": 5,
-		"namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service,severity=warn,template=<*> WARN c.c.ContactsController#<*> slow verify <*> ms":                                                          1,
+		"namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service,severity=error,template=c.s.ContactsServiceImpl#<*> TraceID: <*> [findContactsById][No contacts according to contactsId <*>]": 5,
+		"namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service,severity=warn,template=c.c.ContactsController#<*> slow verify <*> ms":                                                         1,
 	}, got)
 	require.Zero(t, testutil.ToFloat64(c.m.matched), "no event matched: templates only")
 
-	// Past MaxSeries (3 with the two above), new templates count in the
+	// Past templates.max_series (3 with the two above), new templates count in the
 	// overflow series of their level.
 	clk.set(t0.Add(2 * time.Minute))
 	require.NoError(t, c.ConsumeLogs(t.Context(), one(contacts,
@@ -125,11 +155,65 @@ func TestTemplatesCounted(t *testing.T) {
 	require.Empty(t, query(t, st2, MetricTemplates, t0), "switched off")
 }
 
-// TestTemplatesConfig: the bound must be positive when mining is on.
+// TestTemplatesLevels: by default every record that states a level is
+// mined, info included, and one that states none is not; "all" mines that
+// one too; the templates' series have their own bound, so that a
+// service's many info templates leave the events' series their room.
+func TestTemplatesLevels(t *testing.T) {
+	contacts := res{"k8s.namespace.name": "ts", "k8s.pod.name": "ts-contacts-service-866bd68c97-xcqfx", "service.name": "ts-contacts-service"}
+	recs := []rec{
+		{body: "16:43:20.000 INFO  c.s.ContactsServiceImpl#31 FIND CONTACTS BY ID: 415d1665-fbb2-4ec9-83f5-5ebe51dc1825"},
+		{body: "16:43:20.100 INFO  c.s.ContactsServiceImpl#34 contacts found, 3 of them"},
+		{body: "16:43:20.200 DEBUG c.s.ContactsServiceImpl#35 cache hit"},
+		{body: "no level at all"},
+		{body: "16:43:21.000 ERROR c.s.ContactsServiceImpl#37 Memory cgroup out of memory: Killed process 48211 (java)"},
+	}
+	count := func(minSev string, maxSeries int) map[string]float64 {
+		clk := &clock{t: t0}
+		st := openStore(t, clk)
+		cfg := DefaultConfig()
+		cfg.MaxSeries = 1
+		cfg.Templates.MinSeverity = minSev
+		cfg.Templates.MaxSeries = maxSeries
+		c := newConsumer(t, cfg, st, clk, prometheus.NewRegistry())
+		clk.set(t0.Add(time.Minute))
+		require.NoError(t, c.ConsumeLogs(t.Context(), one(contacts, recs...)))
+		out := map[string]float64{}
+		for k, v := range query(t, st, MetricTemplates, t0.Add(time.Minute)) {
+			out[k[strings.Index(k, "severity="):]] = v
+		}
+		for k, v := range query(t, st, MetricEvents, t0.Add(time.Minute)) {
+			out["event "+k] = v
+		}
+		return out
+	}
+	require.Equal(t, map[string]float64{
+		"severity=info,template=c.s.ContactsServiceImpl#<*> FIND CONTACTS BY ID: <*>":                                1,
+		"severity=info,template=c.s.ContactsServiceImpl#<*> contacts found, <*> of them":                             1,
+		"severity=info,template=c.s.ContactsServiceImpl#<*> cache hit":                                               1,
+		"severity=error,template=c.s.ContactsServiceImpl#<*> Memory cgroup out of memory: Killed process <*> (java)": 1,
+		"event event=oom_killed,namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service":   1,
+	}, count("info", 100), "info and above; the OOM kill keeps its event series past four templates")
+	all := count("all", 100)
+	require.Equal(t, 1.0, all["severity=unknown,template=no level at all"], "all: the record with no level too")
+	require.Len(t, all, 6)
+	bounded := count("info", 2)
+	require.Len(t, bounded, 5, "two templates, the overflow series of the two levels past them, and the event")
+	require.Contains(t, bounded, "event event=oom_killed,namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service")
+}
+
+// TestTemplatesConfig: the bounds must be positive and the level known
+// when mining is on.
 func TestTemplatesConfig(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Templates.MaxPerService = 0
 	require.EqualError(t, cfg.Validate(), "templates.max_per_service: must be at least 1, got 0")
+	cfg = DefaultConfig()
+	cfg.Templates.MaxSeries = 0
+	require.EqualError(t, cfg.Validate(), "templates.max_series: must be at least 1, got 0")
+	cfg = DefaultConfig()
+	cfg.Templates.MinSeverity = "debug"
+	require.EqualError(t, cfg.Validate(), `templates.min_severity: must be all, info or warn, got "debug"`)
 	cfg.Templates.Enabled = false
 	require.NoError(t, cfg.Validate())
 }
@@ -147,7 +231,7 @@ func FuzzSeverityOf(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string) {
 		lr := plog.NewLogRecord()
 		lr.Body().SetStr(body)
-		sev, msg := severityOf(lr)
+		sev, msg := severityOf(lr, SeverityWarn)
 		if sev > SeverityFatal {
 			t.Fatalf("level %d", sev)
 		}

@@ -1,0 +1,113 @@
+package diagnose_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/vigil-obs/vigil/internal/diagnose"
+)
+
+// The code path's lines, as a Spring service writes them: contacts logs
+// "FIND CONTACTS BY ID" when a request comes in and "contacts found" when
+// it has the answer, one of each per request; orders serves two
+// endpoints. Each case is 30 minutes through internal/logsignals
+// (diagnoseLogs), its change at 20 minutes.
+const (
+	lineFind  = "INFO  c.s.ContactsServiceImpl#31 [findContactsById][FIND CONTACTS BY ID: %d]"
+	lineFound = "INFO  c.s.ContactsServiceImpl#34 [findContactsById][contacts found for request %d]"
+)
+
+// infoBackground is background with the info lines of a healthy
+// application: orders' two endpoints, and a health check.
+var infoBackground = append(background[:len(background):len(background)],
+	logLine{service: "orders", body: "INFO  o.c.OrderController#39 [queryOrders][list orders of account %d]", every: 3 * time.Second},
+	logLine{service: "orders", body: "INFO  o.c.OrderController#100 [payOrder][pay order %d]", every: 7 * time.Second},
+	logLine{service: "users", body: "INFO  u.c.HealthController#12 [health][ok %d]", every: 10 * time.Second},
+)
+
+// TestLogBreak: requests that fail between two log statements stop the
+// second line while the first goes on. The second falls behind the
+// first: the service ranks first, sure of it, with both templates, their
+// counts and the query of their ratio as evidence, and where to look as
+// the action. At half size (the second line written for every other
+// request) it ranks first too, less sure: 59 records for 119 against 240
+// for 240 is p = 7e-5 before the 120 splits and 2 pairs are paid for.
+func TestLogBreak(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		after   []logLine
+		atLeast float64
+	}{
+		{"stops", nil, 0.5},
+		{"half", []logLine{{service: "contacts", body: lineFound, every: 10 * time.Second, from: 20 * time.Minute}}, 0.2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := append(infoBackground[:len(infoBackground):len(infoBackground)],
+				logLine{service: "contacts", body: lineFind, every: 5 * time.Second},
+				logLine{service: "contacts", body: lineFound, every: 5 * time.Second, to: 20 * time.Minute})
+			rep := diagnoseLogs(t, append(lines, tc.after...)...)
+			require.NotEmpty(t, rep.Causes)
+			c := rep.Causes[0]
+			require.Equal(t, diagnose.KindMetricAnomaly, c.Kind)
+			require.Equal(t, diagnose.Entity{"service": "contacts"}, c.Entity, "%+v", rep.Causes)
+			require.Contains(t, c.Summary, "a step of its code path is no longer logged")
+			ev := c.Evidence[0]
+			require.Contains(t, ev.Signal, "contacts found for request")
+			require.Contains(t, ev.Summary, "the code path broke")
+			require.Contains(t, ev.Summary, "FIND CONTACTS BY ID")
+			require.Contains(t, ev.Query, `sum(increase(vigil_log_templates_total{service="contacts", template="`)
+			require.Contains(t, ev.Query, ") / sum(")
+			require.Contains(t, c.Action, "no longer")
+			require.NotNil(t, c.Since)
+			require.WithinDuration(t, time.Date(2026, 12, 2, 10, 20, 0, 0, time.UTC), *c.Since, 30*time.Second)
+			require.GreaterOrEqual(t, c.Confidence, tc.atLeast, "twenty minutes of the pair in step, ten of it broken")
+			for _, o := range rep.Causes[1:] {
+				require.Less(t, o.Confidence, 0.5, "%s", o.Entity)
+				require.Less(t, o.Confidence, c.Confidence, "%s", o.Entity)
+			}
+		})
+	}
+}
+
+// TestLogBreakDecoys: what is not a break names no cause. All of a
+// service's lines falling together is less traffic; an info line that
+// comes faster is more traffic; an error line that stops is a recovery;
+// a line that falls behind an error line that is new (no ratio before).
+func TestLogBreakDecoys(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lines []logLine
+	}{
+		{"traffic_falls", []logLine{
+			{service: "contacts", body: lineFind, every: 5 * time.Second, to: 20 * time.Minute},
+			{service: "contacts", body: lineFound, every: 5 * time.Second, to: 20 * time.Minute},
+			{service: "contacts", body: lineFind, every: 20 * time.Second, from: 20 * time.Minute},
+			{service: "contacts", body: lineFound, every: 20 * time.Second, from: 20 * time.Minute},
+		}},
+		{"info_rises", []logLine{
+			{service: "contacts", body: lineFind, every: 10 * time.Second, to: 20 * time.Minute},
+			{service: "contacts", body: lineFind, every: 2 * time.Second, from: 20 * time.Minute},
+			{service: "contacts", body: lineFound, every: 10 * time.Second},
+		}},
+		{"errors_stop", []logLine{
+			{service: "contacts", body: lineFind, every: 5 * time.Second},
+			{service: "contacts", body: "ERROR c.s.ContactsServiceImpl#37 [findContactsById][No contacts according to contactsId %d]", every: 5 * time.Second, to: 20 * time.Minute},
+		}},
+		{"behind_a_new_error", []logLine{
+			{service: "contacts", body: lineFound, every: 5 * time.Second, to: 20 * time.Minute},
+			{service: "contacts", body: "ERROR c.s.ContactsServiceImpl#37 [findContactsById][No contacts according to contactsId %d]", every: 5 * time.Second, from: 20 * time.Minute},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := diagnoseLogs(t, append(infoBackground[:len(infoBackground):len(infoBackground)], tc.lines...)...)
+			for _, c := range rep.Causes {
+				require.NotContains(t, c.Summary, "no longer logged", "%s %s", c.Entity, c.Evidence[0].Summary)
+				if c.Entity["service"] != "contacts" || tc.name != "behind_a_new_error" {
+					require.Less(t, c.Confidence, 0.5, "%s %s", c.Entity, c.Summary)
+				}
+			}
+		})
+	}
+}
