@@ -11,7 +11,8 @@
 // moment, and ignores blips; where the data holds a service graph
 // (traces_service_graph_*, Vigil's or a Collector's), generic_graph.go walks
 // it from the entity ranked first down to the anomalous callee that
-// explains it. The knowledge layer is one hypothesis per
+// explains it (its calls slower or failing, or waited on longer by their
+// callers than the callee itself works: its network). The knowledge layer is one hypothesis per
 // cause kind (hyp_*.go): which signals evidence it and how strongly, which
 // symptoms it explains, what to do; the request path's (span metrics and
 // the service graph, requestpath.go) adds latency and error symptoms at

@@ -24,7 +24,15 @@ import (
 // its anomalous callees), the walk starts at that entity and follows its
 // calls down to the deepest callee whose incoming calls turned anomalous
 // (latency or failed share, from the graph) no later than its caller's;
-// that callee ranks first, the callers on the way below it.
+// that callee ranks first, the callers on the way below it. Where the
+// graph has both sides' seconds (the connectors' client and server
+// histograms), a third anomaly is the gap between them: the time a call
+// takes at its caller beyond what it takes at its server is the network,
+// the proxies and the queues between the two, and a delay on a service's
+// network shows there and in none of the service's own series. A gap that
+// a caller's calls to its other callees show too is the caller's (its own
+// network, or a CPU too busy to read the answers), and does not lead the
+// walk to one of them.
 const (
 	// walkZ is how many robust spreads a callee's incoming calls must rise
 	// by, for two steps running, to count as anomalous.
@@ -48,9 +56,43 @@ type callAnomaly struct {
 	// start is the first step of a two-step rise of walkZ or more, -1
 	// when none.
 	start int
-	// latency: the rise is the mean latency's, else the failed share's.
-	latency       bool
+	// latency: the rise is the mean latency's, else the failed share's;
+	// gap: the rise is of the time the callers saw beyond the service's
+	// own (client seconds less server seconds: the network, a proxy or a
+	// queue between them).
+	latency, gap  bool
 	before, after float64
+}
+
+// edgeGap is one edge's client seconds less its server seconds per call,
+// per step; NaN where either side has no sample.
+func edgeGap(e *graphEdge) []float64 {
+	out := nanSeries(len(e.cliSum))
+	for i := range out {
+		if !math.IsNaN(e.cliSum[i]) && !math.IsNaN(e.srvSum[i]) && e.srvCount[i] > 0 {
+			out[i] = (e.cliSum[i] - e.srvSum[i]) / e.srvCount[i]
+		}
+	}
+	return out
+}
+
+// gapFloor keeps a gap's tiny moves from scoring: 5% of its level, and a
+// tenth of a millisecond (a proxy's hop).
+var gapFloor = detect.Floor{Rel: 0.05, Abs: 1e-4}
+
+// edgeGapRises is each edge's largest two-step rise (robust spreads) of
+// its gap after the onset, where the graph has both sides' seconds.
+func edgeGapRises(g *svcGraph, onset int) map[[2]string]float64 {
+	out := map[[2]string]float64{}
+	for _, e := range g.edges {
+		x := edgeGap(e)
+		if onset >= len(x) || detect.Valid(x[:onset]) < 3 {
+			continue
+		}
+		z, _ := risingMax(x, onset, detect.NewBaseline(x[:onset], gapFloor))
+		out[[2]string{e.client, e.server}] = z
+	}
+	return out
 }
 
 // callAnomalies scores every service of the graph by its incoming calls.
@@ -59,22 +101,32 @@ func (v *view) callAnomalies(g *svcGraph, onset int) map[string]callAnomaly {
 	for _, svc := range g.services {
 		cnt, sum := nanSeries(v.n), nanSeries(v.n)
 		reqs, failed := nanSeries(v.n), nanSeries(v.n)
+		// The gap is pooled over the edges that have both sides' seconds.
+		gapSum, gapCnt := nanSeries(v.n), nanSeries(v.n)
 		for _, e := range g.edges {
 			if e.server == svc {
 				addInto(cnt, e.srvCount)
 				addInto(sum, e.srvSum)
 				addInto(reqs, e.reqs)
 				addInto(failed, e.failed)
+				gap := edgeGap(e)
+				for i, x := range gap {
+					if !math.IsNaN(x) {
+						gapSum[i] = nanZero(gapSum[i]) + x*e.srvCount[i]
+						gapCnt[i] = nanZero(gapCnt[i]) + e.srvCount[i]
+					}
+				}
 			}
 		}
 		best := callAnomaly{start: -1}
 		for _, s := range []struct {
-			x       []float64
-			floor   detect.Floor
-			latency bool
+			x            []float64
+			floor        detect.Floor
+			latency, gap bool
 		}{
-			{pooledRatio(sum, cnt, 1, 1), detect.Floor{Rel: 0.05, Abs: 1e-4}, true},
-			{pooledRatio(failed, reqs, 1, 1), detect.Floor{Rel: 0.1, Abs: 0.005}, false},
+			{pooledRatio(sum, cnt, 1, 1), detect.Floor{Rel: 0.05, Abs: 1e-4}, true, false},
+			{pooledRatio(failed, reqs, 1, 1), detect.Floor{Rel: 0.1, Abs: 0.005}, false, false},
+			{pooledRatio(gapSum, gapCnt, 1, 1), gapFloor, true, true},
 		} {
 			if onset >= len(s.x) || detect.Valid(s.x[:onset]) < 3 {
 				continue
@@ -82,7 +134,7 @@ func (v *view) callAnomalies(g *svcGraph, onset int) map[string]callAnomaly {
 			base := detect.NewBaseline(s.x[:onset], s.floor)
 			z, start := risingMax(s.x, onset, base)
 			if z > best.z {
-				best = callAnomaly{z: z, held: heldRise(s.x, onset, base), start: start, latency: s.latency,
+				best = callAnomaly{z: z, held: heldRise(s.x, onset, base), start: start, latency: s.latency, gap: s.gap,
 					before: base.Median, after: detect.Median(s.x[onset:])}
 			}
 		}
@@ -124,12 +176,22 @@ func heldRise(v []float64, onset int, b detect.Baseline) float64 {
 // at each service, the most anomalous of its callees whose anomaly began
 // no later than the service's own (walkSlack steps of slack), and not
 // under load the service sends it (its requests rising with the
-// service's: the service's load is the reason). It returns the path,
-// start first.
-func (g *svcGraph) walk(start string, an, loads map[string]callAnomaly) []string {
+// service's: the service's load is the reason). A callee anomalous by its
+// gap alone (its callers wait longer than it works) is not one where the
+// service's calls to other callees show such a gap too: then the time is
+// lost on the service's side (its own network, or a CPU too busy to read
+// the answers), not the callee's. It returns the path, start first.
+func (g *svcGraph) walk(start string, an, loads map[string]callAnomaly, gaps map[[2]string]float64) []string {
 	return follow(start, g.callees, an, func(cur, c string) bool {
 		if own := an[cur]; own.start >= 0 && an[c].start > own.start+walkSlack {
 			return true // it went wrong after its caller: not the caller's reason
+		}
+		if an[c].gap {
+			for _, d := range g.callees[cur] {
+				if d != c && gaps[[2]string{cur, d}] >= walkZ {
+					return true // the caller's calls wait everywhere
+				}
+			}
 		}
 		lc, lo := loads[c], loads[cur]
 		return lc.z >= walkZ && lo.z >= walkZ && lo.start >= 0 && lc.start+walkSlack >= lo.start // swamped by its caller's extra requests
@@ -185,7 +247,7 @@ func (v *view) walkGraph(g *svcGraph, ranked []genericRanked, onset int, label s
 	if up := g.climb(ranked[first].entity, loads); len(up) > 1 {
 		return v.promoteLoad(g, ranked, first, up, loads, label)
 	}
-	path := g.walk(ranked[first].entity, an, loads)
+	path := g.walk(ranked[first].entity, an, loads, edgeGapRises(g, onset))
 	if len(path) == 1 {
 		return ranked
 	}
@@ -247,6 +309,13 @@ func (v *view) callEvidence(svc string, a callAnomaly) Evidence {
 	if a.start >= 0 {
 		since = "from " + v.time(a.start).Format("15:04:05")
 	}
+	if a.gap {
+		return Evidence{Signal: "traces_service_graph_request_client_seconds",
+			Query: fmt.Sprintf(`(sum(rate(%s{server=%q}[5m])) - sum(rate(%s{server=%q}[5m]))) / sum(rate(%s{server=%q}[5m]))`,
+				graphClientSum, svc, graphServerSum, svc, graphServerCnt, svc),
+			Summary: fmt.Sprintf("calls to %s wait %s at their callers beyond %s's own time %s (earlier %s; %.1f robust spreads): the time is lost between them, on %s's network, a proxy or a queue in front of it",
+				svc, fmtSeconds(a.after), svc, since, fmtSeconds(a.before), a.z, svc)}
+	}
 	if a.latency {
 		return Evidence{Signal: "traces_service_graph_request_server_seconds",
 			Query:   fmt.Sprintf(`sum(rate(%s{server=%q}[5m])) / sum(rate(%s{server=%q}[5m]))`, graphServerSum, svc, graphServerCnt, svc),
@@ -255,4 +324,12 @@ func (v *view) callEvidence(svc string, a callAnomaly) Evidence {
 	return Evidence{Signal: graphFailed,
 		Query:   fmt.Sprintf(`sum(rate(%s{server=%q}[5m])) / sum(rate(%s{server=%q}[5m]))`, graphFailed, svc, graphRequests, svc),
 		Summary: fmt.Sprintf("%.1f%% of the calls to %s fail %s (earlier %.1f%%; %.1f robust spreads)", 100*a.after, svc, since, 100*a.before, a.z)}
+}
+
+// nanZero is x, or 0 for NaN (a sum not started).
+func nanZero(x float64) float64 {
+	if math.IsNaN(x) {
+		return 0
+	}
+	return x
 }

@@ -219,9 +219,10 @@ const workloadColumn = "PodWorkload(Ops)"
 // returns how many series and samples it wrote.
 func (d *Day) writeGraph(bw *bufio.Writer, from, to time.Time) (series, samples int) {
 	type edgeRows struct {
-		head             string
-		ts               []time.Time
-		reqs, sum, count []float64
+		head                             string
+		ts                               []time.Time
+		reqs, sum, count, cliSum, cliCnt []float64
+		client                           bool
 	}
 	var edges []edgeRows
 	for _, e := range d.Edges {
@@ -234,7 +235,7 @@ func (d *Day) writeGraph(bw *bufio.Writer, from, to time.Time) (series, samples 
 			}
 		}
 		er := edgeRows{head: `{client="` + openmetrics.EscapeLabelValue(e.Client) + `",server="` + openmetrics.EscapeLabelValue(e.Server) + `"`}
-		var cr, cs, cc float64
+		var cr, cs, cc, ks, kc float64
 		k := 0
 		for i, t := range e.Times {
 			if t.Before(from) || t.After(to) {
@@ -252,8 +253,16 @@ func (d *Day) writeGraph(bw *bufio.Writer, from, to time.Time) (series, samples 
 				cs += l * n
 				cc += n
 			}
+			if i < len(e.ClientLatency) {
+				if l := e.ClientLatency[i]; !math.IsNaN(l) && l >= 0 {
+					ks += l * n
+					kc += n
+					er.client = true
+				}
+			}
 			er.ts = append(er.ts, t)
 			er.reqs, er.sum, er.count = append(er.reqs, cr), append(er.sum, cs), append(er.count, cc)
+			er.cliSum, er.cliCnt = append(er.cliSum, ks), append(er.cliCnt, kc)
 		}
 		if len(er.ts) > 0 {
 			edges = append(edges, er)
@@ -282,6 +291,15 @@ func (d *Day) writeGraph(bw *bufio.Writer, from, to time.Time) (series, samples 
 		put("traces_service_graph_request_server_seconds_bucket", e.head+`,le="+Inf"} `, e.ts, e.count)
 		put("traces_service_graph_request_server_seconds_sum", e.head+"} ", e.ts, e.sum)
 		put("traces_service_graph_request_server_seconds_count", e.head+"} ", e.ts, e.count)
+	}
+	fmt.Fprintf(bw, "# TYPE traces_service_graph_request_client_seconds histogram\n")
+	for _, e := range edges {
+		if !e.client {
+			continue
+		}
+		put("traces_service_graph_request_client_seconds_bucket", e.head+`,le="+Inf"} `, e.ts, e.cliCnt)
+		put("traces_service_graph_request_client_seconds_sum", e.head+"} ", e.ts, e.cliSum)
+		put("traces_service_graph_request_client_seconds_count", e.head+"} ", e.ts, e.cliCnt)
 	}
 	return series, samples
 }

@@ -24,8 +24,10 @@
 // severity), batched as a Collector's filelog receiver and file exporter
 // write them, for `vigil diagnose --input` to count their templates as
 // `vigil serve` would (internal/logsignals); and,
-// where the day has it (Online Boutique), metric/destination_50.csv, each
-// call's median latency a minute, for the service graph; and, where the
+// where the day has it (Online Boutique), metric/destination_50.csv and
+// metric/source_50.csv, each call's median latency a minute as the
+// callee's side and as the caller's measured it, for the service graph's
+// server and client seconds; and, where the
 // day has them (Train Ticket), trace/*.csv, the spans (trace, span and
 // parent ids, pod, operation, start and end; no span kind, no status),
 // which WriteTraces writes as OTLP JSON, batched as a Collector's file

@@ -44,8 +44,9 @@ type Day struct {
 	Faults []Fault
 	Pods   []*Pod
 	// Edges are the calls between services with their latency each minute
-	// (metric/destination_50.csv, Online Boutique); nil when the day has
-	// none.
+	// as the server's side saw it (metric/destination_50.csv, Online
+	// Boutique) and as the client's did (metric/source_50.csv); nil when
+	// the day has none.
 	Edges []*Edge
 	// logs are the day's log lines (log/*.csv) in time order; nil when the
 	// day has none.
@@ -112,7 +113,7 @@ func Load(dir string) (*Day, error) {
 	if err := d.readLogs(filepath.Join(dir, "log")); err != nil {
 		return nil, err
 	}
-	if err := d.readEdges(filepath.Join(dir, "metric", "destination_50.csv")); err != nil {
+	if err := d.readEdges(filepath.Join(dir, "metric", "destination_50.csv"), filepath.Join(dir, "metric", "source_50.csv")); err != nil {
 		return nil, err
 	}
 	if err := d.readTraces(filepath.Join(dir, "trace")); err != nil {
@@ -127,36 +128,80 @@ func Load(dir string) (*Day, error) {
 }
 
 // Edge is one call from a service to another, and its latency (the
-// median, seconds) at each row.
+// median, seconds) at each row: as the server's side measured it, and as
+// the client's did (NaN where the day has no client side, or no row of it
+// within 30 s of the server side's).
 type Edge struct {
 	Client, Server string
 	Times          []time.Time
 	Latency        []float64
+	ClientLatency  []float64
 }
 
-// readEdges reads the per-call latencies of destination_50.csv: a Time
-// column and one column client_server per call.
-func (d *Day) readEdges(path string) error {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+// readEdges reads the per-call latencies of destination_50.csv (the
+// server's side: the callee's proxy reports them) and, where it is there,
+// source_50.csv (the client's side: the caller's proxy), each a Time
+// column and one column client_server per call; a client-side row is the
+// one within 30 s of the server side's (the two files' rows are written
+// apart by a fraction of a second).
+func (d *Day) readEdges(path, clientPath string) error {
+	edges, err := readEdgeFile(path)
+	if err != nil || edges == nil {
+		return err
 	}
+	clients, err := readEdgeFile(clientPath)
 	if err != nil {
 		return err
+	}
+	byName := map[[2]string]*Edge{}
+	for _, e := range clients {
+		byName[[2]string{e.Client, e.Server}] = e
+	}
+	for _, e := range edges {
+		e.ClientLatency = make([]float64, len(e.Times))
+		c := byName[[2]string{e.Client, e.Server}]
+		k := 0
+		for i, t := range e.Times {
+			e.ClientLatency[i] = math.NaN()
+			if c == nil {
+				continue
+			}
+			for k < len(c.Times) && c.Times[k].Before(t.Add(-30*time.Second)) {
+				k++
+			}
+			if k < len(c.Times) && c.Times[k].Sub(t).Abs() <= 30*time.Second {
+				e.ClientLatency[i] = c.Latency[k]
+			}
+		}
+	}
+	d.Edges = edges
+	return nil
+}
+
+// readEdgeFile reads one file of per-call latencies; nil when there is no
+// such file.
+func readEdgeFile(path string) ([]*Edge, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	recs, err := csv.NewReader(f).ReadAll()
 	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if len(recs) < 2 {
-		return fmt.Errorf("%s: no rows", path)
+		return nil, fmt.Errorf("%s: no rows", path)
 	}
 	head := recs[0]
 	tCol := slices.IndexFunc(head, func(h string) bool { return strings.EqualFold(h, "time") })
 	if tCol < 0 {
-		return fmt.Errorf("%s: the header has no time column", path)
+		return nil, fmt.Errorf("%s: the header has no time column", path)
 	}
+	var out []*Edge
 	for c, h := range head {
 		client, server, ok := strings.Cut(h, "_")
 		if c == tCol || !ok || strings.EqualFold(h, "timestamp") {
@@ -166,20 +211,20 @@ func (d *Day) readEdges(path string) error {
 		for i, rec := range recs[1:] {
 			t, err := parseTime(rec[tCol])
 			if err != nil {
-				return fmt.Errorf("%s:%d: time: %w", path, i+2, err)
+				return nil, fmt.Errorf("%s:%d: time: %w", path, i+2, err)
 			}
 			v := math.NaN()
 			if s := strings.TrimSpace(rec[c]); s != "" {
 				if v, err = strconv.ParseFloat(s, 64); err != nil {
-					return fmt.Errorf("%s:%d: %s: %q is not a number", path, i+2, h, s)
+					return nil, fmt.Errorf("%s:%d: %s: %q is not a number", path, i+2, h, s)
 				}
 			}
 			e.Times = append(e.Times, t)
 			e.Latency = append(e.Latency, v)
 		}
-		d.Edges = append(d.Edges, e)
+		out = append(out, e)
 	}
-	return nil
+	return out, nil
 }
 
 // successColumn is the success rate, 0 throughout the data set.
