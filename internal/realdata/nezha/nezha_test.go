@@ -3,6 +3,7 @@ package nezha_test
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -269,8 +270,32 @@ func TestGraph(t *testing.T) {
 	require.Contains(t, out, `traces_service_graph_request_total{client="frontend",server="cartservice"} 1 `, "no workload column: one request a minute")
 	require.Contains(t, out, `traces_service_graph_request_server_seconds_sum{client="frontend",server="cartservice"} 0.008 `)
 	require.Contains(t, out, `traces_service_graph_request_total{client="cartservice",server="frontend"} 8 `, "no latency: requests still count")
+	require.NotContains(t, out, "traces_service_graph_request_client_seconds_sum", "no source_50.csv: no client side")
 	f, err := fileimport.Read("case.om", &buf, fileimport.DefaultOptions(time.Now()))
 	require.NoError(t, err, "vigil diagnose reads it")
 	require.Positive(t, c.Series)
 	require.Greater(t, f.Series, 2*4)
+
+	// The client's side (source_50.csv), its rows a fraction of a second
+	// later: the client seconds of the calls it has, matched by time.
+	b.Reset()
+	b.WriteString("time,timestamp,frontend_cartservice,frontend_adservice\n")
+	for i := range 240 {
+		ts := start.Add(time.Duration(i)*time.Minute + 300*time.Millisecond)
+		fmt.Fprintf(&b, "%s m=+1.0,%d,0.006,0.1\n", ts.Format("2006-01-02 15:04:05.999999999 -0700 MST"), ts.Unix())
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "metric", "source_50.csv"), []byte(b.String()), 0o644))
+	d, err = nezha.Load(dir)
+	require.NoError(t, err)
+	require.Len(t, d.Edges, 2, "the calls are the server side's: adservice has none there")
+	require.Equal(t, 0.006, d.Edges[0].ClientLatency[10])
+	require.True(t, math.IsNaN(d.Edges[1].ClientLatency[10]), "cartservice → frontend has no client side")
+	buf.Reset()
+	_, err = d.WriteCase(&buf, 1, nezha.CaseOptions{Graph: true})
+	require.NoError(t, err)
+	out = buf.String()
+	require.Contains(t, out, `traces_service_graph_request_client_seconds_sum{client="frontend",server="cartservice"} 0.012 `)
+	require.NotContains(t, out, `traces_service_graph_request_client_seconds_sum{client="cartservice"`)
+	_, err = fileimport.Read("case.om", &buf, fileimport.DefaultOptions(time.Now()))
+	require.NoError(t, err, "vigil diagnose reads it")
 }
