@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/oklog/run"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/rulefmt"
 
 	"github.com/vigil-obs/vigil/internal/alert"
@@ -144,7 +147,37 @@ func openNotifier(cfg config.Config, logger *slog.Logger, reg prometheus.Registe
 	if len(cfg.Alerting.Alertmanagers)+len(cfg.Alerting.Webhooks) == 0 {
 		return nil, nil
 	}
-	return alert.New(cfg.Alerting, logger.With("component", "alert"), reg)
+	ac := cfg.Alerting
+	ac.ExternalLabels = shardLabels(cfg)
+	return alert.New(ac, logger.With("component", "alert"), reg)
+}
+
+// shardLabels are the alerts' external labels: alerting.external_labels,
+// and, for an attached serve, the equality matchers of source.selector
+// the section does not name. A selector's {cluster="a"} is a label every
+// series this Vigil reads carries, so it is the shard's identity: two
+// shards on one Alertmanager page apart, an HA pair (one selector) once.
+func shardLabels(cfg config.Config) map[string]string {
+	out := maps.Clone(cfg.Alerting.ExternalLabels)
+	if cfg.Source.URL == "" {
+		return out
+	}
+	ms, err := cfg.Source.Matchers()
+	if err != nil {
+		return out // Validate checked it
+	}
+	for _, m := range ms {
+		if m.Type != labels.MatchEqual || m.Name == model.MetricNameLabel || m.Value == "" {
+			continue
+		}
+		if _, set := out[m.Name]; !set {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[m.Name] = m.Value
+		}
+	}
+	return out
 }
 
 // alertmanagers lists the configured Alertmanagers for the API.

@@ -58,3 +58,20 @@ func TestSLOCheckWaitsForData(t *testing.T) {
 	require.Nil(t, task, "a restart checks at once")
 	require.Positive(t, warnings(), logs.String())
 }
+
+// TestShardLabels: an attached serve's alerts carry the equality matchers
+// of its selector as external labels, unless alerting.external_labels
+// names them; regular expressions and the metric name say nothing about
+// every series, and an embedded serve adds only the section's own.
+func TestShardLabels(t *testing.T) {
+	cfg := config.Default()
+	cfg.Alerting.ExternalLabels = map[string]string{"region": "eu", "cluster": "set-by-hand"}
+	require.Equal(t, map[string]string{"region": "eu", "cluster": "set-by-hand"}, shardLabels(cfg))
+	cfg.Source.URL = "http://mimir:8080/prometheus"
+	cfg.Source.Selector = `{cluster="a", namespace=~"ml-.*", team="ml", __name__="x", zone=""}`
+	require.Equal(t, map[string]string{"region": "eu", "cluster": "set-by-hand", "team": "ml"}, shardLabels(cfg))
+	cfg.Alerting.ExternalLabels = nil
+	require.Equal(t, map[string]string{"cluster": "a", "team": "ml"}, shardLabels(cfg))
+	cfg.Source.Selector = ""
+	require.Nil(t, shardLabels(cfg))
+}

@@ -3,7 +3,9 @@ package alert
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +35,12 @@ type Config struct {
 	// ExternalURL is the URL people reach Vigil at, the base of the
 	// incident links in alerts (empty: no link).
 	ExternalURL string `yaml:"external_url"`
+	// ExternalLabels are added to every alert that lacks the name, as
+	// Prometheus adds its global.external_labels: the shard's or the
+	// cluster's identity, so that two Vigils watching two clusters of one
+	// shared Alertmanager page apart, and the two of an HA pair (the same
+	// labels) page once.
+	ExternalLabels map[string]string `yaml:"external_labels"`
 }
 
 // Default returns the configuration of an empty alerting section:
@@ -68,6 +76,14 @@ func (c *Config) Validate() error {
 		return fieldErr("timeout", "must be positive, got %s", c.Timeout)
 	case c.QueueCapacity <= 0:
 		return fieldErr("queue_capacity", "must be positive, got %d", c.QueueCapacity)
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.ExternalLabels)) {
+		if !model.UTF8Validation.IsValidLabelName(k) || strings.HasPrefix(k, "__") {
+			return fieldErr("external_labels", "%q is not a label name", k)
+		}
+		if c.ExternalLabels[k] == "" {
+			return fieldErr("external_labels", "%s has an empty value: leave it out", k)
+		}
 	}
 	if err := validateURLs("alertmanagers", c.Alertmanagers, true); err != nil {
 		return err

@@ -123,6 +123,9 @@ func TestValidate(t *testing.T) {
 	f(func(c *Config) { c.Webhooks = []string{"https://u:p@h/x", "https://h/x?t=1", "https://u:p@h/x"} },
 		`webhooks: entry 3 "https://h/x" is entry 1 again`)
 	f(func(c *Config) { c.ExternalURL = "vigil.example.com" }, `external_url: "vigil.example.com": no scheme: give http://host:port or https://host:port`)
+	f(func(c *Config) { c.ExternalLabels = map[string]string{"cluster": "a", "region": "eu"} }, "")
+	f(func(c *Config) { c.ExternalLabels = map[string]string{"__name__": "x"} }, `external_labels: "__name__" is not a label name`)
+	f(func(c *Config) { c.ExternalLabels = map[string]string{"cluster": ""} }, "external_labels: cluster has an empty value: leave it out")
 }
 
 func TestRedact(t *testing.T) {

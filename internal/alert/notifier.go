@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/discovery/targetgroup"
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/notifier"
 )
 
@@ -125,6 +126,28 @@ func alertmanagerConfig(u *url.URL, timeout model.Duration) *config.Alertmanager
 	return &c
 }
 
+// withExternal returns alerts with the external labels added where an
+// alert lacks the name (the alerts given are not changed): what every
+// receiver gets, Alertmanager and webhooks alike.
+func (n *Notifier) withExternal(alerts []*Alert) []*Alert {
+	if len(n.cfg.ExternalLabels) == 0 {
+		return alerts
+	}
+	out := make([]*Alert, len(alerts))
+	for i, a := range alerts {
+		b := labels.NewBuilder(a.Labels)
+		for k, v := range n.cfg.ExternalLabels {
+			if a.Labels.Get(k) == "" {
+				b.Set(k, v)
+			}
+		}
+		c := *a
+		c.Labels = b.Labels()
+		out[i] = &c
+	}
+	return out
+}
+
 // Alert returns NewAlert(s, now, ResendInterval).
 func (n *Notifier) Alert(s Spec, now time.Time) *Alert {
 	return NewAlert(s, now, time.Duration(n.cfg.ResendInterval))
@@ -144,6 +167,7 @@ func (n *Notifier) Send(alerts ...*Alert) {
 	if len(alerts) == 0 {
 		return
 	}
+	alerts = n.withExternal(alerts)
 	var payloads [][]byte
 	if len(n.webhooks) > 0 {
 		var err error

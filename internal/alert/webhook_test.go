@@ -150,6 +150,26 @@ func TestWebhookPayload(t *testing.T) {
 	require.NotContains(t, h.logs.String(), "diagnosis", "annotations are never logged")
 }
 
+// TestExternalLabels: the external labels are added to every alert that
+// lacks the name, and an alert's own label wins, as Prometheus's
+// global.external_labels; the alert handed to Send is not changed.
+func TestExternalLabels(t *testing.T) {
+	hk := newHook(t)
+	cfg := webhookConfig(hk.srv.URL)
+	cfg.ExternalLabels = map[string]string{"cluster": "a", "namespace": "other"}
+	h := newHarness(t, cfg, WithClock(func() time.Time { return wall }))
+	stop := h.run(t)
+	a := h.n.Alert(stallSpec("diagnosis"), wall)
+	h.n.Send(a)
+	eventually(t, func() bool { return hk.received() == 1 }, "the alert arrives")
+	stop()
+	msg, _ := hk.message(t, 0)
+	got := msg["alerts"].([]any)[0].(map[string]any)["labels"].(map[string]any)
+	require.Equal(t, map[string]any{"alertname": "training_stall", "severity": "page", "namespace": "ml-train",
+		"workload": "llm-pretrain", "cluster": "a"}, got)
+	require.Empty(t, a.Labels.Get("cluster"), "the caller's alert is left as it was")
+}
+
 func TestWebhookRetries(t *testing.T) {
 	f := func(name string, answers []int, wantHits, wantSent, wantFailed, wantDropped float64) {
 		t.Helper()

@@ -219,3 +219,27 @@ func TestSource(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, DefaultSource(), cfg.Source)
 }
+
+// TestExternalLabels: alerting.external_labels is a mapping of label names
+// to strings; anything else, or a name Prometheus would refuse, is a
+// one-line error at its line.
+func TestExternalLabels(t *testing.T) {
+	load := func(body string) (*Config, error) {
+		p := filepath.Join(t.TempDir(), "vigil.yaml")
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+		return Load(p)
+	}
+	cfg, err := load("alerting:\n  external_labels:\n    cluster: gpu-east\n    region: eu\n")
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"cluster": "gpu-east", "region": "eu"}, cfg.Alerting.ExternalLabels)
+	for body, want := range map[string]string{
+		"alerting:\n  external_labels: [cluster]\n":            "alerting.external_labels: must be a mapping of names to strings, not a list",
+		"alerting:\n  external_labels:\n    cluster: [a, b]\n": "alerting.external_labels.cluster: must be a string, not a list",
+		"alerting:\n  external_labels:\n    __x: a\n":          `alerting.external_labels: "__x" is not a label name`,
+	} {
+		_, err := load(body)
+		require.Error(t, err, body)
+		require.Contains(t, err.Error(), want, body)
+		require.NotContains(t, err.Error(), "\n")
+	}
+}

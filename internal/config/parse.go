@@ -276,6 +276,9 @@ func decodeValue(n *yaml.Node, v reflect.Value, field string) error {
 	if p, ok := v.Addr().Interface().(*[]float64); ok {
 		return decodeNumbers(n, p, field)
 	}
+	if p, ok := v.Addr().Interface().(*map[string]string); ok {
+		return decodeStringMap(n, p, field)
+	}
 	if n.Kind != yaml.ScalarNode {
 		return atLine(n, field, "must be %s, not %s", want, describe(n))
 	}
@@ -366,6 +369,33 @@ func decodeStrings(n *yaml.Node, p *[]string, field string) error {
 	return nil
 }
 
+// decodeStringMap sets a map of strings from a mapping of scalars; an
+// empty mapping is no map.
+func decodeStringMap(n *yaml.Node, p *map[string]string, field string) error {
+	if n.Kind != yaml.MappingNode {
+		return atLine(n, field, "must be a mapping of names to strings, not %s", describe(n))
+	}
+	var out map[string]string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := resolve(n.Content[i]), resolve(n.Content[i+1])
+		if k.Kind != yaml.ScalarNode || isNull(k) {
+			return atLine(k, field, "a key must be a string, not %s", describe(k))
+		}
+		if v.Kind != yaml.ScalarNode || isNull(v) {
+			return atLine(v, field+"."+k.Value, "must be a string, not %s", describe(v))
+		}
+		if _, dup := out[k.Value]; dup {
+			return atLine(k, field+"."+k.Value, "is given twice")
+		}
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k.Value] = v.Value
+	}
+	*p = out
+	return nil
+}
+
 // decodeNumbers sets a list of numbers from a sequence of scalars.
 func decodeNumbers(n *yaml.Node, p *[]float64, field string) error {
 	if n.Kind != yaml.SequenceNode {
@@ -400,6 +430,8 @@ func kindName(v reflect.Value) string {
 		return "a number"
 	case reflect.Slice:
 		return "a list of strings"
+	case reflect.Map:
+		return "a mapping of names to strings"
 	}
 	return "a " + v.Kind().String()
 }

@@ -7,7 +7,9 @@
 //     away mid-incident and bringing it back (TestAttachedServe);
 //   - vigil replay over each backend (TestAttachedServe);
 //   - sending what it stores and derives to both with a remote_write:
-//     section, through a 2-minute outage of Prometheus (TestRemoteWriteOut).
+//     section, through a 2-minute outage of Prometheus (TestRemoteWriteOut);
+//   - an HA pair and a second shard on one Prometheus holding two
+//     clusters, with a real Alertmanager (TestAttachedHA).
 //
 // The package has no code outside its tests.
 package attached
