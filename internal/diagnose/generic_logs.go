@@ -466,31 +466,14 @@ func binomialUpperTail(k, n, q float64) float64 {
 	return math.Max(minP, math.Min(1, sum))
 }
 
-// binomialLowerTail is P(X ≤ k) for X ~ Binomial(n, q), summed in log
-// space from k down while the terms still matter; 1 when k is at or above
-// the mean (no fall); never below minP.
+// binomialLowerTail is P(X ≤ k) for X ~ Binomial(n, q): the upper tail
+// of the n−X ~ Binomial(n, 1−q) that did not happen; 1 when k is at or
+// above the mean (no fall); never below minP.
 func binomialLowerTail(k, n, q float64) float64 {
-	switch {
-	case k >= n*q:
-		return 1
-	case q >= 1:
-		return 0
-	case q <= 0:
-		return 1
+	if k >= n*q {
+		return 1 // before 1−q rounds: at the mean exactly is no fall
 	}
-	lgN, _ := math.Lgamma(n + 1)
-	lq, lr := math.Log(q), math.Log1p(-q)
-	sum := 0.0
-	for i := k; i >= -1e-9; i-- {
-		a, _ := math.Lgamma(i + 1)
-		b, _ := math.Lgamma(n - i + 1)
-		term := math.Exp(lgN - a - b + i*lq + (n-i)*lr)
-		sum += term
-		if term <= 1e-17*sum {
-			break // below the mode the terms only fall
-		}
-	}
-	return math.Max(minP, math.Min(1, sum))
+	return binomialUpperTail(n-k, n, 1-q)
 }
 
 // upperDeviate is the standard normal deviate whose upper tail is p (0 <
