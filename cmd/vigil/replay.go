@@ -150,7 +150,9 @@ func openReplaySource(ctx context.Context, e *env, f sourceFlags, to time.Time, 
 		if f.server != "" {
 			u, flag = f.server, "--server"
 		}
-		remote, err := store.NewRemote(store.DefaultRemoteConfig(strings.TrimSuffix(u, "/")), now, logger, nil)
+		rc := store.DefaultRemoteConfig(strings.TrimSuffix(u, "/"))
+		rc.CacheSamples = continuousCacheSamples // each instant reads only what the previous did not
+		remote, err := store.NewRemote(rc, now, logger, nil)
 		if err != nil {
 			return nil, nil, usagef("replay: %s: %v", flag, err)
 		}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,6 +44,13 @@ type RemoteConfig struct {
 	// Selector is added to every selector sent to the backend, so that
 	// one Vigil reads one cluster or namespace of a shared backend.
 	Selector []*labels.Matcher
+	// CacheSamples bounds the samples kept from one read to the next
+	// (0: none kept). A continuous reader (an attached serve's cycles, a
+	// replay's instants) asks for the same selectors over a window that
+	// slides on: with the previous answer kept, a read fetches only what
+	// is new since it, and the last remoteSettle again (samples that came
+	// late), instead of the whole window.
+	CacheSamples int64
 }
 
 // DefaultRemoteConfig returns the defaults for url.
@@ -91,6 +100,7 @@ type Remote struct {
 	engine  *promql.Engine
 	now     func() time.Time
 	limitRd int64
+	cache   *sampleCache // nil: CacheSamples 0
 }
 
 var _ Store = (*Remote)(nil)
@@ -116,7 +126,11 @@ func NewRemote(cfg RemoteConfig, now func() time.Time, logger *slog.Logger, reg 
 	if err != nil {
 		return nil, err
 	}
-	return &Remote{base: base, client: client, cfg: cfg, engine: engine, now: now, limitRd: cfg.MaxResponseBytes}, nil
+	r := &Remote{base: base, client: client, cfg: cfg, engine: engine, now: now, limitRd: cfg.MaxResponseBytes}
+	if cfg.CacheSamples > 0 {
+		r.cache = &sampleCache{limit: cfg.CacheSamples, entries: map[cacheKey]*cacheEntry{}}
+	}
+	return r, nil
 }
 
 // Querier implements storage.Queryable.
@@ -260,15 +274,48 @@ type remoteQuerier struct {
 // Select fetches the raw samples in [mint, maxt] with one range selector,
 // evaluated at maxt over maxt-mint+1ms: Prometheus 3 (left-open) then returns
 // exactly [mint, maxt]; 2.x and other backends may return one more sample at
-// the left edge, which is filtered out here.
+// the left edge, which is filtered out here. With a cache, a window that
+// starts within the previous answer of the same selector and span fetches
+// only from that answer's end less remoteSettle, and keeps the rest.
 func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
 	if q.maxt < q.mint {
 		return storage.EmptySeriesSet()
 	}
-	ms = append(slices.Clip(ms), q.r.cfg.Selector...)
-	rng := q.maxt - q.mint + 1
+	sel := selector(append(slices.Clip(ms), q.r.cfg.Selector...))
+	key := cacheKey{sel: sel, span: q.maxt - q.mint}
+	from := q.mint
+	prev := q.r.cache.get(key)
+	if prev != nil && prev.mint <= q.mint && prev.maxt >= q.mint && prev.maxt <= q.maxt {
+		from = max(q.mint, prev.maxt-remoteSettle.Milliseconds())
+	} else {
+		prev = nil
+	}
+	fetched, warns, err := q.fetch(ctx, sel, from)
+	if err != nil {
+		return storage.ErrSeriesSet(err)
+	}
+	series := fetched
+	if prev != nil {
+		series = mergeCached(prev.series, fetched, q.mint, from)
+	}
+	q.r.cache.put(key, &cacheEntry{mint: q.mint, maxt: q.maxt, series: series})
+	out := make([]storage.Series, 0, len(series))
+	for _, cs := range series {
+		pts := cs.pts
+		out = append(out, &storage.SeriesEntry{
+			Lset: cs.lset,
+			SampleIteratorFn: func(chunkenc.Iterator) chunkenc.Iterator {
+				return storage.NewListSeriesIterator(pts)
+			},
+		})
+	}
+	return &listSeriesSet{series: out, idx: -1, warns: warns}
+}
+
+// fetch reads the samples of sel in [from, q.maxt], sorted by labels.
+func (q *remoteQuerier) fetch(ctx context.Context, sel string, from int64) ([]cachedSeries, annotations.Annotations, error) {
 	params := url.Values{
-		"query": {fmt.Sprintf("%s[%dms]", selector(ms), rng)},
+		"query": {fmt.Sprintf("%s[%dms]", sel, q.maxt-from+1)},
 		"time":  {formatTime(q.maxt)},
 	}
 	var data struct {
@@ -277,12 +324,12 @@ func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHin
 	}
 	warns, err := q.r.get(ctx, http.MethodPost, "/api/v1/query", params, &data)
 	if err != nil {
-		return storage.ErrSeriesSet(err)
+		return nil, warns, err
 	}
 	if data.ResultType != "matrix" {
-		return storage.ErrSeriesSet(fmt.Errorf("range selector answered with %q, not a matrix", data.ResultType))
+		return nil, warns, fmt.Errorf("range selector answered with %q, not a matrix", data.ResultType)
 	}
-	series := make([]storage.Series, 0, len(data.Result))
+	series := make([]cachedSeries, 0, len(data.Result))
 	for _, ss := range data.Result {
 		lb := labels.NewScratchBuilder(len(ss.Metric))
 		for k, v := range ss.Metric {
@@ -292,7 +339,7 @@ func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHin
 		pts := make(fsamples, 0, len(ss.Values))
 		for _, p := range ss.Values {
 			t := int64(p.Timestamp)
-			if t < q.mint || t > q.maxt {
+			if t < from || t > q.maxt {
 				continue
 			}
 			pts = append(pts, fsample{t: t, f: float64(p.Value)})
@@ -303,15 +350,128 @@ func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHin
 		if len(pts) == 0 {
 			continue
 		}
-		series = append(series, &storage.SeriesEntry{
-			Lset: lb.Labels(),
-			SampleIteratorFn: func(chunkenc.Iterator) chunkenc.Iterator {
-				return storage.NewListSeriesIterator(pts)
-			},
-		})
+		series = append(series, cachedSeries{lset: lb.Labels(), pts: pts})
 	}
-	slices.SortFunc(series, func(a, b storage.Series) int { return labels.Compare(a.Labels(), b.Labels()) })
-	return &listSeriesSet{series: series, idx: -1, warns: warns}
+	slices.SortFunc(series, func(a, b cachedSeries) int { return labels.Compare(a.lset, b.lset) })
+	return series, warns, nil
+}
+
+// remoteSettle is how far back of the previous answer's end a cached read
+// fetches again: samples that reach the backend late (a remote-write
+// queue's backlog, a scrape's delay) within Prometheus's default lookback
+// are seen; later ones are not, as a rule evaluated then would not see
+// them either.
+const remoteSettle = 5 * time.Minute
+
+// cachedSeries is one series' samples of a read, sorted by time.
+type cachedSeries struct {
+	lset labels.Labels
+	pts  fsamples
+}
+
+// mergeCached is the kept answer's samples in [mint, from) with the fresh
+// ones (from from on), series sorted by labels: a series the fresh read
+// no longer has keeps its older samples. Neither input is modified (a
+// previous answer's series may still be read).
+func mergeCached(old, fresh []cachedSeries, mint, from int64) []cachedSeries {
+	out := make([]cachedSeries, 0, max(len(old), len(fresh)))
+	keep := func(cs cachedSeries, tail fsamples) {
+		lo, _ := slices.BinarySearchFunc(cs.pts, mint, func(s fsample, t int64) int { return cmp.Compare(s.t, t) })
+		hi, _ := slices.BinarySearchFunc(cs.pts, from, func(s fsample, t int64) int { return cmp.Compare(s.t, t) })
+		pts := make(fsamples, 0, hi-lo+len(tail))
+		pts = append(append(pts, cs.pts[lo:hi]...), tail...)
+		if len(pts) > 0 {
+			out = append(out, cachedSeries{lset: cs.lset, pts: pts})
+		}
+	}
+	i, j := 0, 0
+	for i < len(old) || j < len(fresh) {
+		switch {
+		case j == len(fresh) || (i < len(old) && labels.Compare(old[i].lset, fresh[j].lset) < 0):
+			keep(old[i], nil)
+			i++
+		case i == len(old) || labels.Compare(old[i].lset, fresh[j].lset) > 0:
+			out = append(out, fresh[j])
+			j++
+		default:
+			keep(old[i], fresh[j].pts)
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+// cacheKey names a kept answer: its selector and its window's span.
+type cacheKey struct {
+	sel  string
+	span int64
+}
+
+// cacheEntry is a kept answer.
+type cacheEntry struct {
+	mint, maxt int64
+	series     []cachedSeries
+	samples    int64
+	used       uint64
+}
+
+// sampleCache keeps the latest answer of each selector and span, the least
+// recently used going first past limit samples. Its methods are safe for
+// concurrent use, and a nil cache keeps nothing.
+type sampleCache struct {
+	mu      sync.Mutex
+	entries map[cacheKey]*cacheEntry
+	total   int64
+	limit   int64
+	clock   uint64
+}
+
+func (c *sampleCache) get(k cacheKey) *cacheEntry {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[k]
+	if e != nil {
+		c.clock++
+		e.used = c.clock
+	}
+	return e
+}
+
+func (c *sampleCache) put(k cacheKey, e *cacheEntry) {
+	if c == nil {
+		return
+	}
+	for _, s := range e.series {
+		e.samples += int64(len(s.pts))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.entries[k]; old != nil {
+		c.total -= old.samples
+		delete(c.entries, k)
+	}
+	if e.samples > c.limit {
+		return
+	}
+	for c.total+e.samples > c.limit {
+		var lru cacheKey
+		first := true
+		for key, o := range c.entries {
+			if first || o.used < c.entries[lru].used {
+				lru, first = key, false
+			}
+		}
+		c.total -= c.entries[lru].samples
+		delete(c.entries, lru)
+	}
+	c.clock++
+	e.used = c.clock
+	c.entries[k] = e
+	c.total += e.samples
 }
 
 // LabelValues implements storage.LabelQuerier.

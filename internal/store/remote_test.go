@@ -208,3 +208,113 @@ func TestRemoteLabelErrors(t *testing.T) {
 	_, _, err = q.LabelValues(t.Context(), "job", nil)
 	require.ErrorContains(t, err, "/api/v1/label/job/values (HTTP 200) is not Prometheus API JSON")
 }
+
+// fakeProm answers range selectors over its series (one sample every 15 s
+// of each, value = t in seconds, until the clock's end) and records the
+// range each query asked for.
+type fakeProm struct {
+	mu     sync.Mutex
+	series map[string][]int64 // name → sample times (ms)
+	asked  []int64            // each query's range (ms)
+}
+
+func (f *fakeProm) handler(t *testing.T) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		require.NoError(t, r.ParseForm())
+		q := r.Form.Get("query") // {__name__="a"}[123ms]
+		var name string
+		var rng int64
+		_, err := fmt.Sscanf(strings.NewReplacer(`{__name__="`, "", `"}[`, " ", "ms]", "").Replace(q), "%s %d", &name, &rng)
+		require.NoError(t, err, q)
+		at, err := time.Parse(time.RFC3339Nano, r.Form.Get("time"))
+		if err != nil {
+			var sec float64
+			_, err = fmt.Sscanf(r.Form.Get("time"), "%g", &sec)
+			require.NoError(t, err)
+			at = time.UnixMilli(int64(sec * 1000))
+		}
+		end := at.UnixMilli()
+		f.mu.Lock()
+		f.asked = append(f.asked, rng)
+		var vals []string
+		for _, ts := range f.series[name] {
+			if ts > end-rng && ts <= end {
+				vals = append(vals, fmt.Sprintf(`[%g,"%d"]`, float64(ts)/1000, ts/1000))
+			}
+		}
+		f.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		res := ""
+		if len(vals) > 0 {
+			res = fmt.Sprintf(`{"metric":{"__name__":%q},"values":[%s]}`, name, strings.Join(vals, ","))
+		}
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"matrix","result":[%s]}}`, res)
+	}
+}
+
+// read returns every sample time of name that a Remote's querier over
+// [mint, maxt] gives.
+func read(t *testing.T, r *store.Remote, name string, mint, maxt int64) []int64 {
+	t.Helper()
+	q, err := r.Querier(mint, maxt)
+	require.NoError(t, err)
+	ss := q.Select(t.Context(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", name))
+	var out []int64
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() != 0 {
+			ts, v := it.At()
+			require.Equal(t, float64(ts/1000), v)
+			out = append(out, ts)
+		}
+	}
+	require.NoError(t, ss.Err())
+	return out
+}
+
+// TestRemoteCache: a window of an hour sliding on by 30 s reads, with the
+// cache, the whole hour once and then only the last 5 m 30 s each time,
+// and gives every time the samples an uncached read gives: a sample that
+// came late within the last 5 minutes is seen, a series that stopped
+// keeps its older samples, and a window that moves back reads afresh.
+func TestRemoteCache(t *testing.T) {
+	start := base.Add(-2 * time.Hour).UnixMilli()
+	f := &fakeProm{series: map[string][]int64{}}
+	for ts := start; ts <= base.UnixMilli(); ts += 15_000 {
+		f.series["up"] = append(f.series["up"], ts)
+		if ts < base.Add(-30*time.Minute).UnixMilli() {
+			f.series["gone"] = append(f.series["gone"], ts)
+		}
+	}
+	url := serve(t, f.handler(t))
+	cached := store.DefaultRemoteConfig(url)
+	cached.CacheSamples = 1 << 20
+	rc, plain := newRemote(t, cached), newRemote(t, store.DefaultRemoteConfig(url))
+	hour := time.Hour.Milliseconds()
+	for i := range 10 {
+		maxt := base.Add(-40*time.Minute + time.Duration(i)*30*time.Second).UnixMilli()
+		if i == 5 {
+			// A sample that reaches the backend late, 2 minutes behind.
+			f.mu.Lock()
+			f.series["late"] = append(f.series["late"], maxt-2*60_000)
+			f.mu.Unlock()
+		}
+		for _, name := range []string{"up", "gone", "late"} {
+			f.mu.Lock()
+			f.asked = f.asked[:0]
+			f.mu.Unlock()
+			got := read(t, rc, name, maxt-hour, maxt)
+			f.mu.Lock()
+			asked := f.asked[0]
+			f.mu.Unlock()
+			require.Equal(t, read(t, plain, name, maxt-hour, maxt), got, "%s at step %d", name, i)
+			if i == 0 || name == "late" && i <= 5 {
+				continue
+			}
+			require.Equal(t, (5*time.Minute+30*time.Second).Milliseconds()+1, asked, "%s at step %d: only what is new, and the settle window", name, i)
+		}
+	}
+	// Back in time: read afresh, the same answer.
+	maxt := base.Add(-50 * time.Minute).UnixMilli()
+	require.Equal(t, read(t, plain, "up", maxt-hour, maxt), read(t, rc, "up", maxt-hour, maxt))
+}
