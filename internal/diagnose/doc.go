@@ -54,6 +54,13 @@
 //     robust spreads; the cause's evidence is the template (and its
 //     partner), the counts before and after, and the query (a break's:
 //     the ratio of the two). No template tested, or p ≥ 0.5, no score.
+//     A break's p is at least its own rate's fall's, and a tail at least
+//     its first term, so a template whose rate fell by too little to score
+//     after the corrections is paired with none, and a pair's exact tails
+//     are summed only where their first term could score
+//     (BenchmarkLogBreaks, one pod's 200 info templates over an hour at
+//     30 s: 3.6 ms steady, 0.44 s when the pod's traffic halves and every
+//     template's rate falls; 25 s before these bounds).
 //   - Quantiles of few requests (generic.go, thinQuantiles). A summary's
 //     quantile q whose _count rose by n since its previous sample has n(1-q)
 //     observations above it; under one it is the slowest request, not the

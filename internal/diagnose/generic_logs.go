@@ -259,29 +259,41 @@ func logRises(series []templateBins, b0, splits int) (map[string]logScore, map[s
 }
 
 // logBreaks tests each series below warning level against every other
-// series of its source for a break (logBreak); it returns each entity's
-// best (its p corrected for the splits, not yet for its pairs) and how
-// many pairs each entity had tested.
+// series below warning of its source for a break (logBreak); it returns
+// each entity's best (its p corrected for the splits, not yet for its
+// pairs) and how many pairs each entity had tested. Since a break's
+// p-value is at least its own rate's fall's, a template whose rate fell at
+// no split by enough to score after the corrections (p ≥ 0.5 over the
+// splits and the entity's pairs) is not paired at all: in a healthy
+// service that is nearly every template, so the pairs cost little.
 func logBreaks(series []templateBins, b0, splits int) (map[string]logScore, map[string]int) {
 	bySource := map[string][]int{}
 	for i, r := range series {
-		bySource[r.source] = append(bySource[r.source], i)
+		if !warnOrAbove(r.severity) {
+			bySource[r.source] = append(bySource[r.source], i)
+		}
+	}
+	pairs := map[string]int{}
+	for _, idx := range bySource {
+		for _, i := range idx {
+			pairs[series[i].entity] += len(idx) - 1
+		}
 	}
 	best := map[string]logScore{}
-	pairs := map[string]int{}
 	for _, src := range slices.Sorted(maps.Keys(bySource)) {
 		idx := bySource[src]
 		for _, i := range idx {
 			r := series[i]
-			if warnOrAbove(r.severity) {
+			bound := 0.5 / float64(max(1, splits*pairs[r.entity]))
+			rates, any := rateFalls(r, bound)
+			if !any {
 				continue
 			}
 			for _, j := range idx {
-				if j == i || warnOrAbove(series[j].severity) {
+				if j == i {
 					continue
 				}
-				pairs[r.entity]++
-				c, p, ok := logBreak(r, series[j], b0)
+				c, p, ok := logBreak(r, series[j], b0, rates, bound)
 				if !ok {
 					continue
 				}
@@ -295,47 +307,84 @@ func logBreaks(series []templateBins, b0, splits int) (map[string]logScore, map[
 	return best, pairs
 }
 
+// rateFalls is, for each split k of b's bins, the p-value of its records'
+// fall after k (binomial with the covered time's share after it, divided
+// by the quasi-Poisson dispersion about the two rates), or NaN where it is
+// above bound (no break at that split can score); and whether any is not.
+func rateFalls(b templateBins, bound float64) ([]float64, bool) {
+	n := len(b.bins)
+	out := make([]float64, n)
+	squares := 0.0
+	for _, x := range b.bins {
+		squares += x * x
+	}
+	before, sqBefore := 0.0, 0.0
+	any := false
+	out[0] = math.NaN()
+	for k := 1; k < n; k++ {
+		before += b.bins[k-1]
+		sqBefore += b.bins[k-1] * b.bins[k-1]
+		after := b.total - before
+		out[k] = math.NaN()
+		if before == 0 {
+			continue
+		}
+		rate := dispersion(n, k, before, after, sqBefore, squares-sqBefore)
+		x, m, q := after/rate, b.total/rate, float64(n-k)/float64(n)
+		if x >= m*q || binomialPoint(x, m, q) > bound {
+			continue // the tail is at least its first term: it cannot score
+		}
+		if p := binomialLowerTail(x, m, q); p <= bound {
+			out[k], any = p, true
+		}
+	}
+	return out, any
+}
+
 // logBreak tests whether template b fell behind partner a of the same
 // source. Two things must hold, and the p-value is the larger of the two
 // tests' (an intersection–union test: the pair is as sure as its weaker
 // half). First, b's records came slower: Poisson, as a rise is tested
-// (the records after the split binomial with the covered time's share
-// after it, bursts divided out by the quasi-Poisson dispersion), so that
-// a partner that merely came faster breaks nothing. Second, they fell
-// behind a's: the counts of the two before and after the split are a 2×2
-// table of Poisson counts, and with the two rates in a constant ratio (b's
-// records a fixed share of the pair's, whatever the traffic did) Fisher's
-// exact test gives the chance of so few of b's after the split
-// (hypergeometric, conditional on the margins), so that all of a
+// (rateFalls: the records after the split binomial with the covered
+// time's share after it, bursts divided out by the quasi-Poisson
+// dispersion), so that a partner that merely came faster breaks nothing.
+// Second, they fell behind a's: the counts of the two before and after
+// the split are a 2×2 table of Poisson counts, and with the two rates in a
+// constant ratio (b's records a fixed share of the pair's, whatever the
+// traffic did) Fisher's exact test gives the chance of so few of b's after
+// the split (hypergeometric, conditional on the margins), so that all of a
 // service's lines falling together (less traffic) breaks nothing either.
 // A pair whose share wanders from step to step within a side (two
 // endpoints whose traffic mixes anew each minute) is weaker evidence than
 // one locked together (two lines of one code path): the table's cells are
 // divided by the share's quasi-binomial dispersion (Pearson's χ² over its
-// degrees of freedom, at least 1). Every split where both had records
-// before and a has some after is tried; it returns the best, with its
-// p-value uncorrected for the splits, and false when no split shows b
-// falling behind.
-func logBreak(b, a templateBins, b0 int) (logTemplateCounts, float64, bool) {
+// degrees of freedom, at least 1). Every split where rates has b's fall
+// (rateFalls), both had records before and a has some after is tried; it
+// returns the best, with its p-value uncorrected for the splits, and false
+// when no split shows b falling behind by a p-value of bound or less (more
+// cannot score after the corrections).
+func logBreak(b, a templateBins, b0 int, rates []float64, bound float64) (logTemplateCounts, float64, bool) {
 	n := len(b.bins)
+	var sh *shares // made when a split first needs it
 	var best logTemplateCounts
 	bestP := 2.0
 	bBefore, aBefore := 0.0, 0.0
-	squares, sqBefore := 0.0, 0.0
-	for _, x := range b.bins {
-		squares += x * x
-	}
 	for k := 1; k < n; k++ {
 		bBefore += b.bins[k-1]
 		aBefore += a.bins[k-1]
-		sqBefore += b.bins[k-1] * b.bins[k-1]
 		bAfter, aAfter := b.total-bBefore, a.total-aBefore
-		if bBefore == 0 || aBefore == 0 || aAfter == 0 || bAfter/(bAfter+aAfter) >= bBefore/(bBefore+aBefore) {
+		pRate := rates[k]
+		if math.IsNaN(pRate) || pRate >= bestP || aBefore == 0 || aAfter == 0 || bAfter/(bAfter+aAfter) >= bBefore/(bBefore+aBefore) {
 			continue
 		}
-		rate := dispersion(n, k, bBefore, bAfter, sqBefore, squares-sqBefore)
-		pRate := binomialLowerTail(bAfter/rate, b.total/rate, float64(n-k)/float64(n))
-		phi := shareDispersion(b.bins, a.bins, k, bBefore/(bBefore+aBefore), bAfter/(bAfter+aAfter))
+		if fisherPoint(bAfter, aAfter, bBefore, aBefore) > math.Min(bestP, bound) {
+			continue // the tail is at least its first term, and no dispersion lowers it: it cannot score
+		}
+		if sh == nil {
+			s := newShares(b.bins, a.bins)
+			sh = &s
+		}
+		phi := sh.dispersion(k, bBefore/(bBefore+aBefore), bAfter/(bAfter+aAfter))
 		p := math.Max(pRate, fisherLowerTail(bAfter/phi, aAfter/phi, bBefore/phi, aBefore/phi))
 		if p < bestP {
 			bestP = p
@@ -347,33 +396,74 @@ func logBreak(b, a templateBins, b0 int) (logTemplateCounts, float64, bool) {
 	return best, bestP, bestP <= 1
 }
 
-// shareDispersion is the quasi-binomial dispersion of b's share of the
-// pair's records per step about the share before step k (r0) and after it
-// (r1): Σ (b−m·r)²/(m·r·(1−r)) over the steps with records, over their
-// number less two, at least 1. A step that contradicts a share of 0 or 1
-// (a record of b where its share is 0) cannot happen at the sides' own
-// shares, which are their counts' ratios.
-func shareDispersion(b, a []float64, k int, r0, r1 float64) float64 {
-	chi, used := 0.0, 0
-	for i := range b {
-		m := a[i] + b[i]
-		if m == 0 {
-			continue
-		}
-		used++
-		r := r0
-		if i >= k {
-			r = r1
-		}
-		if r > 0 && r < 1 {
-			d := b[i] - m*r
-			chi += d * d / (m * r * (1 - r))
+// shares holds the prefix sums that give the quasi-binomial dispersion of
+// b's share of a pair's records at any split in constant time: over the
+// steps with records (m = a+b > 0), Σ b²/m, Σ b, Σ m and their number.
+type shares struct {
+	b2m, b, m []float64
+	used      []int
+}
+
+func newShares(b, a []float64) shares {
+	n := len(b)
+	s := shares{b2m: make([]float64, n+1), b: make([]float64, n+1), m: make([]float64, n+1), used: make([]int, n+1)}
+	for i := range n {
+		s.b2m[i+1], s.b[i+1], s.m[i+1], s.used[i+1] = s.b2m[i], s.b[i], s.m[i], s.used[i]
+		if m := a[i] + b[i]; m > 0 {
+			s.b2m[i+1] += b[i] * b[i] / m
+			s.b[i+1] += b[i]
+			s.m[i+1] += m
+			s.used[i+1]++
 		}
 	}
+	return s
+}
+
+// dispersion is the quasi-binomial dispersion of b's share per step about
+// the share before step k (r0) and after it (r1): Σ (b−m·r)²/(m·r·(1−r))
+// over the steps with records, over their number less two, at least 1
+// (Σ (b−m·r)²/(m·r·(1−r)) = (Σ b²/m − 2r·Σ b + r²·Σ m)/(r(1−r)) on a side).
+// A side whose share is 0 or 1 adds nothing: at the side's own share, its
+// counts' ratio, no step contradicts it.
+func (s shares) dispersion(k int, r0, r1 float64) float64 {
+	n := len(s.b) - 1
+	side := func(lo, hi int, r float64) float64 {
+		if r <= 0 || r >= 1 {
+			return 0
+		}
+		return math.Max(0, (s.b2m[hi]-s.b2m[lo]-2*r*(s.b[hi]-s.b[lo])+r*r*(s.m[hi]-s.m[lo]))/(r*(1-r)))
+	}
+	used := s.used[n]
 	if used < 3 {
 		return 1
 	}
-	return math.Max(1, chi/float64(used-2))
+	return math.Max(1, (side(0, k, r0)+side(k, n, r1))/float64(used-2))
+}
+
+// fisherPoint is the hypergeometric probability of exactly x in
+// fisherLowerTail's table: the first term of its tail, so a lower bound of
+// it.
+func fisherPoint(x, y, c, d float64) float64 {
+	nb, nAfter, n := x+c, x+y, x+y+c+d
+	return math.Exp(lchoose(nb, x) + lchoose(n-nb, nAfter-x) - lchoose(n, nAfter))
+}
+
+// binomialPoint is P(X = k) for X ~ Binomial(n, q), 0 < q < 1: the first
+// term of binomialLowerTail's sum, so a lower bound of it.
+func binomialPoint(k, n, q float64) float64 {
+	if q <= 0 || q >= 1 {
+		return 0
+	}
+	return math.Exp(lchoose(n, k) + k*math.Log(q) + (n-k)*math.Log1p(-q))
+}
+
+// lchoose is log C(n, k) through the log-gamma function (fractional
+// counts too).
+func lchoose(n, k float64) float64 {
+	a, _ := math.Lgamma(n + 1)
+	b, _ := math.Lgamma(k + 1)
+	c, _ := math.Lgamma(n - k + 1)
+	return a - b - c
 }
 
 // fisherLowerTail is one-sided Fisher's exact test of the table
@@ -389,12 +479,6 @@ func shareDispersion(b, a []float64, k int, r0, r1 float64) float64 {
 func fisherLowerTail(x, y, c, d float64) float64 {
 	nb, nAfter, n := x+c, x+y, x+y+c+d
 	lo := math.Max(0, nAfter-(n-nb)) // the fewest of b the after column can hold
-	lchoose := func(n, k float64) float64 {
-		a, _ := math.Lgamma(n + 1)
-		b, _ := math.Lgamma(k + 1)
-		c, _ := math.Lgamma(n - k + 1)
-		return a - b - c
-	}
 	den := lchoose(n, nAfter)
 	sum := 0.0
 	for i := x; i >= lo-1e-9; i-- {

@@ -1,7 +1,9 @@
 package diagnose
 
 import (
+	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -204,6 +206,39 @@ func TestFisherLowerTail(t *testing.T) {
 	require.Less(t, p, 1e-100)
 }
 
+// breakOf is logBreak at every split b's rate allows.
+func breakOf(b, a templateBins) (logTemplateCounts, float64, bool) {
+	rates, _ := rateFalls(b, 1)
+	return logBreak(b, a, 0, rates, 1)
+}
+
+// TestShareDispersion: the prefix sums give what the sum over the steps
+// gives.
+func TestShareDispersion(t *testing.T) {
+	b := []float64{2, 14, 4, 12, 0, 16, 4, 4, 2, 6, 6, 2}
+	a := []float64{14, 2, 12, 4, 16, 0, 12, 12, 14, 10, 10, 14}
+	sh := newShares(b, a)
+	for k := 1; k < len(b); k++ {
+		r0, r1 := 0.4, 0.2
+		chi, used := 0.0, 0
+		for i := range b {
+			m := a[i] + b[i]
+			if m == 0 {
+				continue
+			}
+			used++
+			r := r0
+			if i >= k {
+				r = r1
+			}
+			d := b[i] - m*r
+			chi += d * d / (m * r * (1 - r))
+		}
+		require.InDelta(t, math.Max(1, chi/float64(used-2)), sh.dispersion(k, r0, r1), 1e-9, "split %d", k)
+	}
+	require.Equal(t, 1.0, newShares([]float64{1, 1}, []float64{1, 1}).dispersion(1, 0.5, 0.5), "two steps: no dispersion to estimate")
+}
+
 // TestLogBreakDispersion: two lines of one path (the same count every
 // step) that part are a sure break; two endpoints whose shares of the
 // traffic wander from step to step, with the same totals, are a weak
@@ -218,25 +253,25 @@ func TestLogBreakDispersion(t *testing.T) {
 			tb.total += x
 		}
 	}
-	c, pLocked, ok := logBreak(found, locked, 0)
+	c, pLocked, ok := breakOf(found, locked)
 	require.True(t, ok)
 	require.Equal(t, 6, c.at)
 	require.Equal(t, 1.0, c.phi, "locked together: as binomial as can be")
 	require.Equal(t, []float64{48, 24, 48, 48}, []float64{c.before, c.after, c.partnerBefore, c.partnerAfter})
-	c, pWander, ok := logBreak(wander, other, 0)
+	c, pWander, ok := breakOf(wander, other)
 	require.True(t, ok)
 	require.Greater(t, c.phi, 2.0, "the share wanders")
 	t.Logf("locked p %.3g, wandering p %.3g (phi %.2f)", pLocked, pWander, c.phi)
 	require.Less(t, pLocked, 0.05)
 	require.Greater(t, pWander, 5*pLocked, "the same fall in a wandering mix is weaker evidence")
-	_, _, ok = logBreak(locked, found, 0)
+	_, _, ok = breakOf(locked, found)
 	require.False(t, ok, "the partner that went on did not fall behind the one that fell")
 	rose := templateBins{bins: []float64{8, 8, 8, 8, 8, 8, 16, 16, 16, 16, 16, 16}, total: 144}
-	_, p, _ := logBreak(locked, rose, 0)
-	require.Equal(t, 1.0, p, "a partner that came faster: the other did not come slower")
+	_, _, ok = breakOf(locked, rose)
+	require.False(t, ok, "a partner that came faster: the other did not come slower")
 	fell := templateBins{bins: []float64{8, 8, 8, 8, 8, 8, 2, 2, 2, 2, 2, 2}, total: 60}
 	fell2 := templateBins{bins: []float64{8, 8, 8, 8, 8, 8, 2, 2, 2, 2, 2, 2}, total: 60}
-	_, _, ok = logBreak(fell, fell2, 0)
+	_, _, ok = breakOf(fell, fell2)
 	require.False(t, ok, "both fell together: less traffic")
 }
 
@@ -246,4 +281,40 @@ func TestBinomialLowerTail(t *testing.T) {
 	require.InDelta(t, 11.0/1024, binomialLowerTail(1, 10, 0.5), 1e-12)
 	require.Equal(t, 1.0, binomialLowerTail(5, 10, 0.5), "at the mean: no fall")
 	require.InDelta(t, math.Pow(2.0/3, 20), binomialLowerTail(0, 20, 1.0/3), 1e-12)
+}
+
+// BenchmarkLogBreaks: one pod's 200 info templates (MaxPerService's
+// default) over an hour at 30 s, steady (nearly no template's rate falls,
+// so nearly none is paired) and with the pod's traffic halving at 40
+// minutes (every template's rate falls: every pair is tried).
+//
+//	go test ./internal/diagnose -run '^$' -bench LogBreaks
+func BenchmarkLogBreaks(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		fall float64
+	}{{"steady", 1}, {"traffic_halves", 0.5}} {
+		b.Run(tc.name, func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			var series []templateBins
+			for i := range 200 {
+				tb := templateBins{entity: "cart", severity: "info", template: fmt.Sprint("t", i), source: "cart-0"}
+				mean := 1 + float64(i%20)
+				for k := range 120 {
+					m := mean
+					if k >= 80 {
+						m *= tc.fall
+					}
+					x := math.Round(m + math.Sqrt(m)*r.NormFloat64())
+					tb.bins = append(tb.bins, math.Max(0, x))
+					tb.total += math.Max(0, x)
+				}
+				series = append(series, tb)
+			}
+			b.ResetTimer()
+			for b.Loop() {
+				logBreaks(series, 0, 119)
+			}
+		})
+	}
 }
