@@ -5,11 +5,9 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
-	"github.com/prometheus/prometheus/storage"
 	"github.com/stretchr/testify/require"
 
 	"github.com/vigil-obs/vigil/internal/diagnose"
-	"github.com/vigil-obs/vigil/internal/store"
 )
 
 // gapScene writes a service graph user → front → {cart, rec, ads} with
@@ -24,14 +22,7 @@ func gapScene(t *testing.T, delayed map[string]float64, clientSide bool) *diagno
 	t.Helper()
 	start := time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)
 	end := start.Add(40 * time.Minute)
-	st, err := store.OpenEmbedded(store.DefaultEmbeddedConfig(t.TempDir()), func() time.Time { return end }, nil, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, st.Close()) })
-	app := st.AppenderV2(t.Context())
-	add := func(lset labels.Labels, ts time.Time, v float64) {
-		_, err := app.Append(0, lset, 0, ts.UnixMilli(), v, nil, nil, storage.AOptions{})
-		require.NoError(t, err)
-	}
+	st, app, add := sceneStore(t, end)
 	edges := [][2]string{{"user", "front"}, {"front", "cart"}, {"front", "rec"}, {"front", "ads"}}
 	own := map[string]float64{"front": 0.05, "cart": 0.004, "rec": 0.012, "ads": 0.008}
 	hop := 0.002 // the network's and the proxies' share of a call

@@ -12,6 +12,20 @@ import (
 	"github.com/vigil-obs/vigil/internal/store"
 )
 
+// sceneStore opens an embedded store whose clock stands at end, and an
+// appender into it with add, a sample each call (commit app when done).
+func sceneStore(t *testing.T, end time.Time) (*store.Embedded, storage.AppenderV2, func(labels.Labels, time.Time, float64)) {
+	t.Helper()
+	st, err := store.OpenEmbedded(store.DefaultEmbeddedConfig(t.TempDir()), func() time.Time { return end }, nil, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	app := st.AppenderV2(t.Context())
+	return st, app, func(lset labels.Labels, ts time.Time, v float64) {
+		_, err := app.Append(0, lset, 0, ts.UnixMilli(), v, nil, nil, storage.AOptions{})
+		require.NoError(t, err)
+	}
+}
+
 // loadGraph writes a service graph user → front → list → db, and per
 // service a requests gauge and a latency gauge labelled service, with
 // 30 s steps over 40 minutes. From minute 25, list is sent factor times
@@ -21,14 +35,7 @@ func loadGraph(t *testing.T, factor float64) (*store.Embedded, time.Time) {
 	t.Helper()
 	start := time.Date(2026, 11, 30, 2, 0, 0, 0, time.UTC)
 	end := start.Add(40 * time.Minute)
-	st, err := store.OpenEmbedded(store.DefaultEmbeddedConfig(t.TempDir()), func() time.Time { return end }, nil, nil)
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, st.Close()) })
-	app := st.AppenderV2(t.Context())
-	add := func(lset labels.Labels, ts time.Time, v float64) {
-		_, err := app.Append(0, lset, 0, ts.UnixMilli(), v, nil, nil, storage.AOptions{})
-		require.NoError(t, err)
-	}
+	st, app, add := sceneStore(t, end)
 	edges := [][2]string{{"user", "front"}, {"front", "list"}, {"list", "db"}}
 	total := map[[2]string]float64{}
 	sum := map[[2]string]float64{}
