@@ -6,25 +6,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/oklog/run"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 	"github.com/spf13/cobra"
 
-	"github.com/vigil-obs/vigil/internal/alert"
-	"github.com/vigil-obs/vigil/internal/api"
-	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/eval"
 	"github.com/vigil-obs/vigil/internal/incident"
+	"github.com/vigil-obs/vigil/internal/server"
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/sim/microsvc"
-	"github.com/vigil-obs/vigil/internal/slo"
-	"github.com/vigil-obs/vigil/internal/store"
 	"github.com/vigil-obs/vigil/internal/watch"
 )
 
@@ -112,31 +106,28 @@ func runDemo(ctx context.Context, e *env, f demoFlags, name string) error {
 	if err != nil {
 		return usagef("demo: %v", err)
 	}
-	ds, err := openDemo(e, f, s.Config().Start)
+	rc := s.Config()
+	d := &demoRun{e: e, start: rc.Start}
+	ds, err := openDemo(ctx, e, f, rc.Start, d.onChange)
 	if err != nil {
 		return err
 	}
 	defer ds.close()
-	clock, st, logger, ln, dir := ds.clock, ds.st, ds.logger, ds.ln, ds.dir
-	eng, err := diagnose.New(diagnose.Options{Logger: logger.With("component", "diagnose")})
+	clock, srv := ds.clock, ds.srv
+	eng, err := diagnose.New(diagnose.Options{Logger: ds.logger.With("component", "diagnose")})
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	rc := s.Config()
 	fmt.Fprintf(e.stderr, "vigil demo: %s — %d nodes × %d %s GPUs: an %d-node training job, %d vLLM replicas, a notebook; simulating %s to %s\n",
 		sc.Name, rc.Nodes, rc.GPUsPerNode, rc.GPUModel, rc.TrainingNodes, rc.Replicas,
 		rc.Start.Format("15:04"), rc.Start.Add(rc.Duration).Format("15:04"))
-	d := &demoRun{e: e, start: rc.Start, wall: time.Now()}
-	var stop func()
-	if d.w, stop, err = demoWatcher(ctx, f, st, eng, clock, logger, d.onChange); err != nil {
-		return err
-	}
-	defer stop()
+	d.w, d.wall = srv.Watcher(), time.Now()
 	onScrape := d.onScrape
 	if eval.NeedsRequestPath(s.Truth()) {
-		// The fault shows only in the request path: its traces go
-		// through span metrics into the store, as `vigil serve` does.
-		rp, err := eval.NewRequestPath(s, st, clock.Now)
+		// The fault shows only in the request path: its traces go in as
+		// the OTLP receiver hands them on — redaction, the trace store,
+		// span metrics and the service graph.
+		rp, err := eval.NewRequestPath(s, srv.Traces())
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
@@ -148,70 +139,22 @@ func runDemo(ctx context.Context, e *env, f demoFlags, name string) error {
 			return d.onScrape(ctx, sc)
 		}
 	}
-	// The cluster's logs (kernel XIDs, NCCL timeouts, OOM kills) become
-	// log-derived counters, as `vigil serve` does with the logs it receives.
-	ls, err := eval.NewLogSignals(st, clock.Now, logger)
-	if err != nil {
+	// The cluster's logs (kernel XIDs, NCCL timeouts, OOM kills) go in as
+	// the OTLP receiver hands them on, and become log-derived counters.
+	if err := s.Run(ctx, srv.Store(), sim.RunOptions{Clock: clock, OnScrape: onScrape, OnLogs: srv.Logs().ConsumeLogs}); err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
-	if err := s.Run(ctx, st, sim.RunOptions{Clock: clock, OnScrape: onScrape, OnLogs: ls.ConsumeLogs}); err != nil {
-		return fmt.Errorf("demo: %w", err)
-	}
-	rep, err := eng.Diagnose(ctx, st, clock.Now())
+	rep, err := eng.Diagnose(ctx, srv.Store(), clock.Now())
 	if err != nil {
 		return fmt.Errorf("demo: %w", err)
 	}
 	d.summary(s.Truth(), rep)
-	return demoFinish(ctx, e, f, rep, st, ln, dir, logger)
-}
-
-// demoWatcher is the continuous path of the demo: incidents in memory,
-// the SLO rules and the engine over the demo's store, and with
-// --alertmanager a notifier. stop drains the notifier.
-func demoWatcher(ctx context.Context, f demoFlags, st *store.Embedded, eng *diagnose.Engine, clock *sim.Clock, logger *slog.Logger, onChange func(incident.Change)) (_ *watch.Watcher, stop func(), _ error) {
-	tr, err := incident.Open(incident.Options{Logger: logger.With("component", "incidents")})
-	if err != nil {
-		return nil, nil, fmt.Errorf("demo: %w", err)
-	}
-	groups, err := slo.Groups(slo.Presets())
-	if err != nil {
-		return nil, nil, fmt.Errorf("demo: %w", err)
-	}
-	opts := watch.Options{
-		Source: st, Engine: eng, Tracker: tr, Groups: groups, Interval: demoEvery, Now: clock.Now,
-		OnChange: onChange, Logger: logger.With("component", "watch"),
-	}
-	stop = func() {}
-	if f.alertmanager != "" {
-		cfg := alert.Default()
-		cfg.Alertmanagers = []string{f.alertmanager}
-		if err := cfg.Validate(); err != nil {
-			return nil, nil, usagef("demo: --alertmanager: %v", err)
-		}
-		n, err := alert.New(cfg, logger.With("component", "alert"), nil)
-		if err != nil {
-			return nil, nil, fmt.Errorf("demo: %w", err)
-		}
-		nctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			_ = n.Run(nctx)
-		}()
-		opts.Sender = n
-		stop = func() { cancel(); <-done }
-	}
-	w, err := watch.New(opts)
-	if err != nil {
-		stop()
-		return nil, nil, fmt.Errorf("demo: %w", err)
-	}
-	return w, stop, nil
+	return demoFinish(ctx, e, f, rep, ds)
 }
 
 // demoFinish prints the final page (or JSON) and, with --serve, keeps the
-// API up.
-func demoFinish(ctx context.Context, e *env, f demoFlags, rep *diagnose.Report, st *store.Embedded, ln net.Listener, dir string, logger *slog.Logger) error {
+// API up until ctx ends.
+func demoFinish(ctx context.Context, e *env, f demoFlags, rep *diagnose.Report, ds *demoSetup) error {
 	if f.asJSON {
 		if err := json.NewEncoder(e.stdout).Encode(rep); err != nil {
 			return err
@@ -225,8 +168,13 @@ func demoFinish(ctx context.Context, e *env, f demoFlags, rep *diagnose.Report, 
 			return err
 		}
 	}
-	if ln != nil {
-		return demoServe(ctx, e, st, ln, dir, logger)
+	if addr := ds.srv.Addr(); addr != nil {
+		fmt.Fprintf(e.stderr, "vigil demo: the API is up on http://%s (Ctrl-C to stop)\n", addr)
+		select {
+		case <-ctx.Done():
+		case err := <-ds.srv.Err():
+			return fmt.Errorf("demo: %w", err)
+		}
 	}
 	return nil
 }
@@ -244,12 +192,12 @@ func runMicroDemo(ctx context.Context, e *env, f demoFlags, name string) error {
 		return usagef("demo: %v", err)
 	}
 	c := g.Config()
-	ds, err := openDemo(e, f, c.Start)
+	ds, err := openDemo(ctx, e, f, c.Start, nil)
 	if err != nil {
 		return err
 	}
 	defer ds.close()
-	clock, st, logger, ln, dir := ds.clock, ds.st, ds.logger, ds.ln, ds.dir
+	clock, st, logger := ds.clock, ds.srv.Store(), ds.logger
 	fmt.Fprintf(e.stderr, "vigil demo: %s — %s, %d services; simulating %s to %s\n", name, c.App, len(g.Services()),
 		c.Start.Format("15:04"), c.Start.Add(c.Duration).Format("15:04"))
 	wall := time.Now()
@@ -268,53 +216,56 @@ func runMicroDemo(ctx context.Context, e *env, f demoFlags, name string) error {
 	for _, t := range g.Truth() {
 		fmt.Fprintf(e.stderr, "  injected at %s: %s\n", t.Onset.Format("15:04:05"), t.Summary)
 	}
-	return demoFinish(ctx, e, f, rep, st, ln, dir, logger)
+	return demoFinish(ctx, e, f, rep, ds)
 }
 
-// demoSetup is what every demo holds: the API's listener (with --serve),
-// and the embedded store in a temporary directory on the simulated clock.
+// demoSetup is what every demo holds: serve's pipeline, headless unless
+// --serve, on the simulated clock over a temporary directory.
 type demoSetup struct {
-	ln     net.Listener
 	dir    string
 	clock  *sim.Clock
-	st     *store.Embedded
+	srv    *server.Server
 	logger *slog.Logger
 }
 
-// openDemo listens (with --serve) and opens the store at start.
-func openDemo(e *env, f demoFlags, start time.Time) (_ *demoSetup, err error) {
+// openDemo starts the pipeline at start: the embedded store, the request
+// path, the evaluation (driven by the demo's scrapes, its incidents to
+// onChange), and with --serve the API on --listen; with --alertmanager the
+// pages go there too.
+func openDemo(ctx context.Context, e *env, f demoFlags, start time.Time, onChange func(incident.Change)) (_ *demoSetup, err error) {
 	d := &demoSetup{clock: sim.NewClock(start), logger: e.loggerAtLeast(slog.LevelWarn)}
 	defer func() {
 		if err != nil {
 			d.close()
 		}
 	}()
-	if f.serve {
-		if d.ln, err = net.Listen("tcp", f.listen); err != nil {
-			return nil, fmt.Errorf("demo: listen on %s: %w", f.listen, err)
-		}
-	}
 	if d.dir, err = os.MkdirTemp("", "vigil-demo-"); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	d.st, err = store.OpenEmbedded(store.DefaultEmbeddedConfig(d.dir), d.clock.Now, d.logger.With("component", "store"), nil)
-	if err != nil {
-		return nil, fmt.Errorf("demo: open the store: %w", err)
+	cfg := server.SimulatedConfig(d.dir)
+	cfg.Web.Listen = f.listen
+	cfg.Evaluation.Interval = model.Duration(demoEvery)
+	if f.alertmanager != "" {
+		cfg.Alerting.Alertmanagers = []string{f.alertmanager}
+		if err := cfg.Alerting.Validate(); err != nil {
+			return nil, usagef("demo: --alertmanager: %v", err)
+		}
+	}
+	d.srv = server.New(server.Options{Config: cfg, Now: d.clock.Now, Logger: d.logger, Headless: !f.serve, Driven: true, OnChange: onChange})
+	if err := d.srv.Start(ctx, server.Host); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
 	}
 	return d, nil
 }
 
-// close releases what openDemo took (the listener only if the API did not
-// serve on it, which closes it itself).
+// close stops the pipeline (the notifier sends what it holds) and removes
+// the directory.
 func (d *demoSetup) close() {
-	if d.st != nil {
-		_ = d.st.Close()
+	if d.srv != nil {
+		_ = d.srv.Shutdown(context.Background())
 	}
 	if d.dir != "" {
 		_ = os.RemoveAll(d.dir)
-	}
-	if d.ln != nil {
-		_ = d.ln.Close()
 	}
 }
 
@@ -430,21 +381,4 @@ func (d *demoRun) summary(truth []sim.Fault, rep *diagnose.Report) {
 func formatEntityKey(e map[string]string) string {
 	b, _ := json.Marshal(e) // map keys are sorted
 	return string(b)
-}
-
-// demoServe keeps the API up over the demo's store until ctx ends.
-func demoServe(ctx context.Context, e *env, st *store.Embedded, ln net.Listener, dir string, logger *slog.Logger) error {
-	reg := prometheus.NewRegistry()
-	h, err := api.New(api.Options{Store: st, Gatherer: reg, Registerer: reg, Logger: logger.With("component", "api"),
-		ListenAddress: ln.Addr().String(), DataDir: dir})
-	if err != nil {
-		_ = ln.Close()
-		return fmt.Errorf("demo: %w", err)
-	}
-	cfg := config.Default()
-	fmt.Fprintf(e.stderr, "vigil demo: the API is up on http://%s (Ctrl-C to stop)\n", ln.Addr())
-	var g run.Group
-	addHTTP(&g, h, ln, cfg, logger, reg)
-	g.Add(func() error { <-ctx.Done(); return nil }, func(error) {})
-	return g.Run()
 }

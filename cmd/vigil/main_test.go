@@ -57,8 +57,8 @@ func requireOneLine(t *testing.T, r result, contains string) {
 	require.NotContains(t, r.stderr, "Usage:")
 }
 
-// server is a `vigil serve` running in-process.
-type server struct {
+// serveProc is a `vigil serve` running in-process.
+type serveProc struct {
 	url    string
 	stdout *peertest.SyncBuffer
 	stderr *peertest.SyncBuffer
@@ -71,9 +71,9 @@ var listeningRE = regexp.MustCompile(`msg=listening address=(\S+)`)
 // startServe runs Run(ctx, args) in a goroutine and waits, polling with a
 // deadline, until the server logs the address it listens on and answers
 // /-/ready. Cancel ctx and read done to stop it.
-func startServe(t *testing.T, ctx context.Context, args ...string) *server {
+func startServe(t *testing.T, ctx context.Context, args ...string) *serveProc {
 	t.Helper()
-	s := &server{stdout: &peertest.SyncBuffer{}, stderr: &peertest.SyncBuffer{}, done: make(chan error, 1), client: &http.Client{Transport: &http.Transport{}}}
+	s := &serveProc{stdout: &peertest.SyncBuffer{}, stderr: &peertest.SyncBuffer{}, done: make(chan error, 1), client: &http.Client{Transport: &http.Transport{}}}
 	t.Cleanup(s.client.CloseIdleConnections)
 	if len(args) > 0 && args[0] == "serve" {
 		args = append(slices.Clone(args), peertest.OTLPFlags(args)...)
@@ -101,7 +101,7 @@ func startServe(t *testing.T, ctx context.Context, args ...string) *server {
 }
 
 // get returns the status and body of GET path.
-func (s *server) get(t *testing.T, path string) (int, string) {
+func (s *serveProc) get(t *testing.T, path string) (int, string) {
 	t.Helper()
 	return httpGet(t, s.client, s.url+path)
 }
@@ -121,7 +121,7 @@ func httpGet(t *testing.T, c *http.Client, url string) (int, string) {
 }
 
 // waitFor polls cond until it holds or 30 s pass.
-func (s *server) waitFor(t *testing.T, cond func() bool, what string) {
+func (s *serveProc) waitFor(t *testing.T, cond func() bool, what string) {
 	t.Helper()
 	waitFor(t, cond, what, s.stderr.String)
 }
@@ -144,7 +144,7 @@ type vectorSample struct {
 }
 
 // queryVector evaluates an instant query through the HTTP API.
-func queryVector(t *testing.T, s *server, q string) []vectorSample {
+func queryVector(t *testing.T, s *serveProc, q string) []vectorSample {
 	t.Helper()
 	return queryURL(t, s.client, s.url, q)
 }

@@ -12,17 +12,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/notifier"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/spf13/cobra"
 
-	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/incident"
+	"github.com/vigil-obs/vigil/internal/server"
 	"github.com/vigil-obs/vigil/internal/slo"
 	"github.com/vigil-obs/vigil/internal/store"
-	"github.com/vigil-obs/vigil/internal/watch"
 )
 
 type replayFlags struct {
@@ -110,15 +109,20 @@ func runReplay(ctx context.Context, e *env, f replayFlags) error {
 	}
 	from, to = from.UTC(), to.UTC()
 	logger := e.loggerAtLeast(slog.LevelWarn).With("component", "replay")
+	if f.sloFile != "" {
+		if _, err := slo.ParseFile(f.sloFile); err != nil {
+			return usagef("replay: --slo: %v", err)
+		}
+	}
 	// The clock of the data: each cycle's instant.
 	clock := from
 	now := func() time.Time { return clock }
-	src, closeSrc, err := openReplaySource(ctx, e, f.sourceFlags, to, now, logger)
+	read, closeRead, err := openReplaySource(ctx, e, f.sourceFlags, to, now, logger)
 	if err != nil {
 		return err
 	}
-	rep, err := replay(ctx, src, from, to, f, now, func(t time.Time) { clock = t }, logger)
-	if cerr := closeSrc(); err == nil && cerr != nil {
+	rep, err := replay(ctx, read, from, to, f, now, func(t time.Time) { clock = t }, logger)
+	if cerr := closeRead(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
@@ -132,78 +136,53 @@ func runReplay(ctx context.Context, e *env, f replayFlags) error {
 	return bw.Flush()
 }
 
-// openReplaySource opens what replay reads, writable for the recording
-// rules: the files' temporary store, or the API merged with a temporary
-// store of its own (the API itself is only read), after asking it for
-// vector(1) so that a wrong URL fails at once.
-func openReplaySource(ctx context.Context, e *env, f sourceFlags, to time.Time, now func() time.Time, logger *slog.Logger) (watch.Source, func() error, error) {
-	var read storage.Queryable
-	var closeRead func() error
+// openReplaySource opens what replay reads: the files' temporary store, or
+// the API (only read), after asking it for vector(1) so that a wrong URL
+// fails at once.
+func openReplaySource(ctx context.Context, e *env, f sourceFlags, to time.Time, now func() time.Time, logger *slog.Logger) (storage.Queryable, func() error, error) {
 	if len(f.inputs) > 0 {
 		src, _, closeSrc, err := openSource(ctx, e, "replay", f, to, logger)
 		if err != nil {
 			return nil, nil, err
 		}
-		read, closeRead = src, closeSrc
-	} else {
-		u, flag := f.prometheus, "--prometheus"
-		if f.server != "" {
-			u, flag = f.server, "--server"
-		}
-		rc := store.DefaultRemoteConfig(strings.TrimSuffix(u, "/"))
-		rc.CacheSamples = continuousCacheSamples // each instant reads only what the previous did not
-		remote, err := store.NewRemote(rc, now, logger, nil)
-		if err != nil {
-			return nil, nil, usagef("replay: %s: %v", flag, err)
-		}
-		if err := remote.Probe(ctx); err != nil {
-			return nil, nil, errors.Join(usagef("replay: %s: %v", flag, err), remote.Close())
-		}
-		read, closeRead = remote, remote.Close
+		return src, closeSrc, nil
 	}
-	// What the rules record goes to a store of its own, which takes the
-	// past instants of the replay.
-	dir, err := os.MkdirTemp("", "vigil-replay-")
+	u, flag := f.prometheus, "--prometheus"
+	if f.server != "" {
+		u, flag = f.server, "--server"
+	}
+	rc := store.DefaultRemoteConfig(strings.TrimSuffix(u, "/"))
+	rc.CacheSamples = server.ContinuousCacheSamples // each instant reads only what the previous did not
+	remote, err := store.NewRemote(rc, now, logger, nil)
 	if err != nil {
-		return nil, nil, errors.Join(err, closeRead())
+		return nil, nil, usagef("replay: %s: %v", flag, err)
 	}
-	cfg := store.DefaultEmbeddedConfig(dir)
-	cfg.Retention = 100 * 365 * 24 * time.Hour
-	cfg.OutOfOrderWindow = cfg.Retention
-	local, err := store.OpenEmbedded(cfg, now, logger, nil)
-	if err != nil {
-		return nil, nil, errors.Join(err, closeRead(), os.RemoveAll(dir))
+	if err := remote.Probe(ctx); err != nil {
+		return nil, nil, errors.Join(usagef("replay: %s: %v", flag, err), remote.Close())
 	}
-	closeAll := func() error { return errors.Join(local.Close(), closeRead(), os.RemoveAll(dir)) }
-	return store.NewMerged(local, read), closeAll, nil
+	return remote, remote.Close, nil
 }
 
-// replay runs serve's watcher over src, one cycle every f.interval from
-// from to to, with setClock moving the data clock to each instant.
-func replay(ctx context.Context, src watch.Source, from, to time.Time, f replayFlags, now func() time.Time, setClock func(time.Time), logger *slog.Logger) (*replayReport, error) {
-	def := config.Default().Evaluation
-	tr, err := incident.Open(incident.Options{ResolveAfter: time.Duration(def.ResolveAfter), KeepResolved: to.Sub(from) + time.Hour})
+// replay runs serve's pipeline, headless, over read, one cycle every
+// f.interval from from to to, with setClock moving the data clock to
+// each instant. What the rules record goes to the pipeline's own
+// temporary store, which takes the past instants of the replay; the
+// alerts are kept, not sent.
+func replay(ctx context.Context, read storage.Queryable, from, to time.Time, f replayFlags, now func() time.Time, setClock func(time.Time), logger *slog.Logger) (_ *replayReport, err error) {
+	dir, err := os.MkdirTemp("", "vigil-replay-")
 	if err != nil {
 		return nil, err
 	}
-	eng, err := diagnose.New(diagnose.Options{Window: time.Duration(def.Window), Logger: logger})
-	if err != nil {
-		return nil, err
-	}
-	spec := slo.Presets()
-	if f.sloFile != "" {
-		if spec, err = slo.ParseFile(f.sloFile); err != nil {
-			return nil, usagef("replay: --slo: %v", err)
-		}
-	}
-	var groups []rulefmt.RuleGroup
-	if groups, err = slo.Groups(spec); err != nil {
-		return nil, fmt.Errorf("replay: SLO rules: %w", err)
-	}
+	defer func() { err = errors.Join(err, os.RemoveAll(dir)) }()
+	cfg := server.SimulatedConfig(dir)
+	cfg.Storage.Retention = model.Duration(100 * 365 * 24 * time.Hour)
+	cfg.Storage.OutOfOrderWindow = cfg.Storage.Retention
+	cfg.Evaluation.Interval = model.Duration(f.interval)
+	cfg.Evaluation.SLOFile = f.sloFile
 	rep := &replayReport{From: from, To: to, Interval: f.interval.String(), Pages: []replayPage{}}
-	w, err := watch.New(watch.Options{
-		Source: src, Engine: eng, Groups: groups, Tracker: tr, Sender: discard{},
-		Interval: f.interval, Now: now, Wall: now, FindingConfidence: def.FindingConfidence,
+	srv := server.New(server.Options{
+		Config: cfg, Now: now, Wall: now, Logger: logger, Headless: true, Driven: true,
+		Read: read, Sender: discard{}, KeepResolved: to.Sub(from) + time.Hour,
 		OnChange: func(c incident.Change) {
 			if c.What != "opened" && c.What != "rediagnosed" {
 				return
@@ -212,19 +191,20 @@ func replay(ctx context.Context, src watch.Source, from, to time.Time, f replayF
 			rep.Pages = append(rep.Pages, replayPage{At: now(), Severity: i.Severity, Revision: max(i.Revision, 1), Summary: i.Summary,
 				Symptom: replaySymptom{Kind: i.Kind, Entity: i.Entity, Since: i.Since}, Causes: i.Causes})
 		},
-		Logger: logger,
 	})
-	if err != nil {
-		return nil, err
+	setClock(from)
+	if err := srv.Start(ctx, server.Host); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
 	}
+	defer func() { err = errors.Join(err, srv.Shutdown(context.WithoutCancel(ctx))) }()
+	w := srv.Watcher()
 	sawData := false
 	for at := from; !at.After(to); at = at.Add(f.interval) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		setClock(at)
-		err := w.Cycle(ctx, at)
-		if err != nil {
+		if err := w.Cycle(ctx, at); err != nil {
 			return nil, fmt.Errorf("replay: the cycle at %s: %w", at.Format(time.RFC3339), err)
 		}
 		if r, _ := w.Last(); r != nil {
@@ -234,7 +214,7 @@ func replay(ctx context.Context, src watch.Source, from, to time.Time, f replayF
 	if !sawData {
 		return nil, usagef("replay: no data between %s and %s", from.Format(time.RFC3339), to.Format(time.RFC3339))
 	}
-	rep.Incident = tr.List()
+	rep.Incident = srv.Tracker().List()
 	return rep, nil
 }
 

@@ -1,45 +1,29 @@
 package eval
 
 import (
-	"fmt"
-	"log/slog"
-	"time"
+	"context"
 
-	"github.com/prometheus/prometheus/storage"
+	"go.opentelemetry.io/collector/pdata/plog"
 
-	"github.com/vigil-obs/vigil/internal/logsignals"
 	"github.com/vigil-obs/vigil/internal/sim"
 )
 
-// NewLogSignals returns the log-derived signals of `vigil serve`
-// (internal/logsignals, its default config) writing into app at now's
-// time: give its ConsumeLogs to sim.RunOptions.OnLogs, so that a
-// simulated run's logs — kernel XIDs, NCCL watchdog timeouts, OOM kills —
-// become vigil_log_events_total and vigil_log_xid_total in simulated
-// time, as `vigil serve` does with the logs it receives. logger may be
-// nil.
-func NewLogSignals(app storage.AppendableV2, now func() time.Time, logger *slog.Logger) (*logsignals.Consumer, error) {
-	c, err := logsignals.New(logsignals.DefaultConfig(), app, now, logger, nil)
-	if err != nil {
-		return nil, fmt.Errorf("log signals: %w", err)
-	}
-	return c, nil
+// LogsConsumer takes a batch of log records.
+type LogsConsumer interface {
+	ConsumeLogs(ctx context.Context, ld plog.Logs) error
 }
 
 // runOptions are the options of a case's run: the clock and, for the
 // cluster simulator (every case but the microservice ones, whose
 // generator has no cluster to log, and the robust ones, whose generator
-// writes metrics only), its logs through log-derived signals into app.
-func runOptions(gen generator, app storage.AppendableV2, clock *sim.Clock) (sim.RunOptions, error) {
+// writes metrics only), its logs into logs (the pipeline's, where they
+// become log-derived signals).
+func runOptions(gen generator, logs LogsConsumer, clock *sim.Clock) sim.RunOptions {
 	opts := sim.RunOptions{Clock: clock}
 	switch gen.(type) {
 	case microGenerator, robustGenerator:
-		return opts, nil
+		return opts
 	}
-	ls, err := NewLogSignals(app, clock.Now, nil)
-	if err != nil {
-		return opts, err
-	}
-	opts.OnLogs = ls.ConsumeLogs
-	return opts, nil
+	opts.OnLogs = logs.ConsumeLogs
+	return opts
 }

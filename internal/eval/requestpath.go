@@ -8,10 +8,10 @@ import (
 	"time"
 
 	"github.com/prometheus/prometheus/storage"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/sim/reqpath"
-	"github.com/vigil-obs/vigil/internal/spanmetrics"
 )
 
 // RequestPathInterval is the span of one batch of the simulated request
@@ -19,43 +19,39 @@ import (
 // fresh span metrics.
 const RequestPathInterval = 30 * time.Second
 
-// RequestPath feeds a simulated run's request path (its OTLP traces) through
-// span metrics and the service graph (internal/spanmetrics) into the store
-// the run's metrics go to, in simulated time, as `vigil serve` does with the
-// traces it receives: call Advance after each scrape round. It is not safe
-// for concurrent use.
+// RequestPath feeds a simulated run's request path (its OTLP traces) into
+// a pipeline in simulated time, as the OTLP receiver of `vigil serve`
+// hands its traces on (internal/server's Traces): call Advance after each
+// scrape round. It is not safe for concurrent use.
 type RequestPath struct {
 	next    func() (reqpath.Batch, bool)
 	stop    func()
-	spans   *spanmetrics.Consumer
+	traces  TracesConsumer
 	pending *reqpath.Batch
 	done    bool
 }
 
+// TracesConsumer takes a batch of spans.
+type TracesConsumer interface {
+	ConsumeTraces(ctx context.Context, td ptrace.Traces) error
+}
+
 // NewRequestPath prepares the request path of s (sim.Simulator.RequestPath,
-// in batches of RequestPathInterval) and a span-metrics consumer with the
-// defaults of `vigil serve` that writes into app at the clock's time. Close
-// it when done.
-func NewRequestPath(s *sim.Simulator, app storage.AppendableV2, now func() time.Time) (*RequestPath, error) {
+// in batches of RequestPathInterval) for traces. Close it when done.
+func NewRequestPath(s *sim.Simulator, traces TracesConsumer) (*RequestPath, error) {
 	cfg := s.RequestPath()
 	cfg.Interval = RequestPathInterval
 	g, err := reqpath.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("request path: %w", err)
 	}
-	scfg := spanmetrics.DefaultConfig()
-	scfg.FlushInterval = 0 // after every batch: simulated time jumps
-	sp, err := spanmetrics.New(scfg, app, now, nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("span metrics: %w", err)
-	}
 	next, stop := iter.Pull(g.Batches())
-	return &RequestPath{next: next, stop: stop, spans: sp}, nil
+	return &RequestPath{next: next, stop: stop, traces: traces}, nil
 }
 
 // Advance consumes every batch of the request path that ended at or before
-// at: the clock given to NewRequestPath should read at, so that the span
-// metrics are written at the scrape round's time.
+// at: the pipeline's clock should read at, so that the span metrics are
+// written at the scrape round's time.
 func (r *RequestPath) Advance(ctx context.Context, at time.Time) error {
 	for !r.done {
 		if r.pending == nil {
@@ -69,8 +65,8 @@ func (r *RequestPath) Advance(ctx context.Context, at time.Time) error {
 		if r.pending.End.After(at) {
 			break
 		}
-		if err := r.spans.ConsumeTraces(ctx, r.pending.Traces); err != nil {
-			return fmt.Errorf("span metrics of %s: %w", r.pending.End.Format(time.RFC3339), err)
+		if err := r.traces.ConsumeTraces(ctx, r.pending.Traces); err != nil {
+			return fmt.Errorf("the spans of %s: %w", r.pending.End.Format(time.RFC3339), err)
 		}
 		r.pending = nil
 	}
@@ -104,15 +100,13 @@ func needsRequestPath(c Case, truth []sim.Fault) bool {
 
 // requestPathRun runs the cluster simulator with its request path fed in
 // after each scrape round.
-type requestPathRun struct{ s *sim.Simulator }
+type requestPathRun struct {
+	s      *sim.Simulator
+	traces TracesConsumer
+}
 
 func (g requestPathRun) Run(ctx context.Context, app storage.AppendableV2, opts sim.RunOptions) error {
-	clock := opts.Clock
-	if clock == nil {
-		clock = sim.NewClock(g.s.Config().Start)
-		opts.Clock = clock
-	}
-	rp, err := NewRequestPath(g.s, app, clock.Now)
+	rp, err := NewRequestPath(g.s, g.traces)
 	if err != nil {
 		return err
 	}

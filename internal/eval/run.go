@@ -16,7 +16,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/robust"
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/sim/microsvc"
-	"github.com/vigil-obs/vigil/internal/store"
+	"github.com/vigil-obs/vigil/internal/server"
 )
 
 // DiagnoseFunc diagnoses src at at, reading no sample after at: the real
@@ -164,7 +164,7 @@ func runCase(ctx context.Context, c Case, opts Options) (_ *CaseResult, err erro
 		}
 		gen, cfg = s, s.Config()
 		if needsRequestPath(c, s.Truth()) {
-			gen = requestPathRun{s}
+			gen = requestPathRun{s: s}
 		}
 	}
 	dir, err := os.MkdirTemp(opts.TempDir, "vigil-eval-*")
@@ -176,23 +176,29 @@ func runCase(ctx context.Context, c Case, opts Options) (_ *CaseResult, err erro
 			err = errors.Join(err, fmt.Errorf("remove store directory: %w", rerr))
 		}
 	}()
+	// The case runs through serve's pipeline, headless, on the
+	// simulated clock: the metrics into its store, the logs and traces as
+	// the OTLP receiver hands them on.
 	clock := sim.NewClock(cfg.Start)
-	scfg := store.DefaultEmbeddedConfig(dir)
-	scfg.OutOfOrderWindow = 0
-	scfg.MaxExemplars = 0
-	st, err := store.OpenEmbedded(scfg, clock.Now, nil, nil)
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
+	pcfg := server.SimulatedConfig(dir)
+	pcfg.Storage.OutOfOrderWindow = 0
+	pcfg.Storage.MaxExemplars = 0
+	pcfg.Evaluation.Enabled = false // the harness diagnoses itself
+	srv := server.New(server.Options{Config: pcfg, Now: clock.Now, Headless: true})
+	if err := srv.Start(ctx, server.Host); err != nil {
+		return nil, fmt.Errorf("start the pipeline: %w", err)
 	}
 	defer func() {
-		if cerr := st.Close(); cerr != nil {
-			err = errors.Join(err, fmt.Errorf("close store: %w", cerr))
+		if cerr := srv.Shutdown(context.WithoutCancel(ctx)); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("stop the pipeline: %w", cerr))
 		}
 	}()
-	ropts, err := runOptions(gen, st, clock)
-	if err != nil {
-		return nil, err
+	st := srv.Store()
+	if rp, ok := gen.(requestPathRun); ok {
+		rp.traces = srv.Traces()
+		gen = rp
 	}
+	ropts := runOptions(gen, srv.Logs(), clock)
 	if err := gen.Run(ctx, st, ropts); err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}

@@ -164,6 +164,10 @@ func stopGRPC(ctx context.Context, s *grpc.Server) {
 	}
 }
 
+// Err receives an error that stops a listener while the receiver runs
+// (not the end of a shutdown): its owner should shut it down.
+func (r *Receiver) Err() <-chan error { return r.serveErr }
+
 // shutdownTimeout bounds how long Run waits for requests in flight.
 const shutdownTimeout = 10 * time.Second
 

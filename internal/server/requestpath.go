@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -8,94 +8,117 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
-	"github.com/oklog/run"
-	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 
-	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/forward"
 	"github.com/vigil-obs/vigil/internal/hops"
 	"github.com/vigil-obs/vigil/internal/ingest/otlp"
 	"github.com/vigil-obs/vigil/internal/logsignals"
 	"github.com/vigil-obs/vigil/internal/redact"
 	"github.com/vigil-obs/vigil/internal/spanmetrics"
-	"github.com/vigil-obs/vigil/internal/store"
 	"github.com/vigil-obs/vigil/internal/traces"
 )
 
-// requestPath is the request-path side of `vigil serve`: the OTLP
-// receiver, redaction in front of everything it takes, and the trace and
-// log store.
+// requestPath is the request-path side of the server: redaction in
+// front of everything it takes, the trace and log store, span metrics and
+// the service graph, log signals, forwarding, and the OTLP receiver.
 type requestPath struct {
-	red    *redact.Redactor
 	traces *traces.Store
 	spans  *spanmetrics.Consumer
 	logsig *logsignals.Consumer
 	fwd    *forward.Forwarder // nil: no forwarding
-	recv   *otlp.Receiver
 	now    func() time.Time
+	// What the receiver, and a caller feeding the pipeline itself, give
+	// their data to.
+	tracesIn  otlp.TracesConsumer
+	logsIn    otlp.LogsConsumer
+	metricsIn otlp.MetricsConsumer
 }
 
-// otlpExplicit says which OTLP addresses the user asked for (a flag or
-// the configuration file): only those are fatal when busy.
-type otlpExplicit struct{ grpc, http bool }
-
-// openRequestPath opens the trace store and builds the receiver on its
-// listeners; nothing serves yet. On error nothing is left open.
-func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.Redactor, budget ingestAdmission, explicit otlpExplicit, logger *slog.Logger, reg prometheus.Registerer) (_ *requestPath, err error) {
+// startRequestPath opens the trace store and starts span metrics and
+// forwarding; the receiver starts later (startOTLP), once everything its
+// requests reach runs.
+func (s *Server) startRequestPath(ctx context.Context, host component.Host, budget ingestAdmission) (err error) {
+	cfg := s.cfg
 	tc := cfg.Traces
 	if tc.Dir == "" {
 		tc.Dir = filepath.Join(cfg.Storage.DataDir, "traces")
 	}
-	rp := &requestPath{red: red, now: e.now}
-	if rp.traces, err = traces.Open(tc, logger, reg, e.now); err != nil {
-		return nil, fmt.Errorf("open the trace store: %w", err)
+	rp := &requestPath{now: s.now}
+	if rp.traces, err = traces.Open(tc, s.logger, s.reg, s.now); err != nil {
+		return fmt.Errorf("open the trace store: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			err = errors.Join(err, rp.traces.Close())
+	ts, logger := rp.traces, s.logger
+	s.onShutdown("trace store", func(context.Context) error {
+		start := time.Now()
+		if err := ts.Close(); err != nil {
+			return fmt.Errorf("close the trace store: %w", err)
 		}
-	}()
-	rp.spans, err = spanmetrics.New(cfg.SpanMetrics, st, e.now, logger, reg)
-	if err != nil {
-		return nil, fmt.Errorf("span metrics: %w", err)
+		logger.Info("trace store closed", "took", time.Since(start).Round(time.Millisecond))
+		return nil
+	})
+	if rp.spans, err = spanmetrics.New(cfg.SpanMetrics, s.st, s.now, logger, s.reg); err != nil {
+		return fmt.Errorf("span metrics: %w", err)
 	}
-	rp.logsig, err = logsignals.New(cfg.LogSignals, st, e.now, logger, reg)
-	if err != nil {
-		return nil, fmt.Errorf("log signals: %w", err)
+	// Its last flush, at Shutdown, comes after the receiver stopped.
+	if err := s.run(ctx, host, "span metrics", rp.spans.Run); err != nil {
+		return err
+	}
+	if rp.logsig, err = logsignals.New(cfg.LogSignals, s.st, s.now, logger, s.reg); err != nil {
+		return fmt.Errorf("log signals: %w", err)
 	}
 	if cfg.Forwarding.Enabled() {
-		if rp.fwd, err = forward.New(cfg.Forwarding, logger, reg); err != nil {
-			return nil, fmt.Errorf("forwarding: %w", err)
+		if rp.fwd, err = forward.New(cfg.Forwarding, logger, s.reg); err != nil {
+			return fmt.Errorf("forwarding: %w", err)
+		}
+		if err := s.run(ctx, host, "forwarding", rp.fwd.Run); err != nil {
+			return err
 		}
 	}
-	gl, err := otlpListen("OTLP/gRPC", cfg.OTLP.GRPCListen, explicit.grpc, logger)
-	if err != nil {
-		return nil, err
+	rp.tracesIn = redactedTraces{s.red, bothTraces{rp.traces, rp.spans, rp.fwd}}
+	rp.logsIn = redactedLogs{s.red, bothLogs{rp.traces, rp.logsig, rp.fwd}}
+	rp.metricsIn = redactedMetrics{s.red, otlp.NewMetricsAppender(s.st, s.now, logger.With("component", "otlp-metrics"))}
+	s.rp = rp
+	return nil
+}
+
+// startOTLP listens on the OTLP addresses and starts the receiver over
+// the request path; headless, there is none.
+func (s *Server) startOTLP(ctx context.Context, host component.Host, budget ingestAdmission) error {
+	if s.opts.Headless {
+		return nil
 	}
-	hl, err := otlpListen("OTLP/HTTP", cfg.OTLP.HTTPListen, explicit.http, logger)
+	cfg, logger := s.cfg, s.logger
+	gl, err := otlpListen("OTLP/gRPC", cfg.OTLP.GRPCListen, s.opts.OTLPExplicit.GRPC, logger)
+	if err != nil {
+		return err
+	}
+	hl, err := otlpListen("OTLP/HTTP", cfg.OTLP.HTTPListen, s.opts.OTLPExplicit.HTTP, logger)
 	if err != nil {
 		if gl != nil {
 			_ = gl.Close()
 		}
-		return nil, err
+		return err
 	}
-	rp.recv, err = otlp.New(otlp.Options{
+	if gl == nil && hl == nil {
+		return nil
+	}
+	recv, err := otlp.New(otlp.Options{
 		GRPC: gl, HTTP: hl,
-		Traces:          redactedTraces{red, bothTraces{rp.traces, rp.spans, rp.fwd}},
-		Logs:            redactedLogs{red, bothLogs{rp.traces, rp.logsig, rp.fwd}},
-		Metrics:         redactedMetrics{red, otlp.NewMetricsAppender(st, e.now, logger.With("component", "otlp-metrics"))},
+		Traces: s.rp.tracesIn, Logs: s.rp.logsIn, Metrics: s.rp.metricsIn,
 		MaxRequestBytes: cfg.OTLP.MaxRequestBytes,
 		MaxInFlight:     cfg.OTLP.MaxInFlight,
 		Budget:          budget.budget,
 		Gate:            budget.gate,
 		Logger:          logger.With("component", "otlp"),
-		Registerer:      reg,
+		Registerer:      s.reg,
 	})
 	if err != nil {
 		for _, l := range []net.Listener{gl, hl} {
@@ -103,9 +126,9 @@ func openRequestPath(cfg config.Config, e *env, st *store.Embedded, red *redact.
 				_ = l.Close()
 			}
 		}
-		return nil, err
+		return err
 	}
-	return rp, nil
+	return s.add(ctx, host, "OTLP receiver", &receiver{r: recv, fatal: s.reportFatal, stop: make(chan struct{})})
 }
 
 // otlpListen listens on addr ("" is off). A busy default address that the
@@ -127,35 +150,41 @@ func otlpListen(what, addr string, explicit bool, logger *slog.Logger) (net.List
 	return nil, fmt.Errorf("listen on %s for %s: %w", addr, what, err)
 }
 
+// receiver is the OTLP receiver as a component: its Start and Shutdown
+// already keep the contract (Shutdown closes the listeners, started or
+// not); a listener that breaks while it runs is reported to fatal.
+type receiver struct {
+	r     *otlp.Receiver
+	fatal func(error)
+	stop  chan struct{}
+	once  sync.Once
+}
+
+func (r *receiver) Start(ctx context.Context, _ component.Host) error {
+	if err := r.r.Start(ctx); err != nil {
+		return err
+	}
+	go func() {
+		select {
+		case err := <-r.r.Err():
+			r.fatal(err)
+		case <-r.stop:
+		}
+	}()
+	return nil
+}
+
+func (r *receiver) Shutdown(ctx context.Context) error {
+	r.once.Do(func() { close(r.stop) })
+	return r.r.Shutdown(ctx)
+}
+
 // handlers are the trace and log API routes for the main HTTP API.
 func (rp *requestPath) handlers(logger *slog.Logger) map[string]http.Handler {
 	h := traces.NewHandler(rp.traces, logger)
 	hh := hops.NewHandler(rp.traces, rp.now, logger)
 	return map[string]http.Handler{"/api/v1/traces": h, "/api/v1/traces/": h, "/api/v1/logs": h,
 		"GET /api/v1/traces/{id}/breakdown": hh, "GET /api/v1/slow": hh}
-}
-
-// add runs the receiver in g; the trace store closes after everything
-// stopped (close).
-func (rp *requestPath) add(g *run.Group) {
-	ctx, cancel := context.WithCancel(context.Background())
-	g.Add(func() error { return rp.recv.Run(ctx) }, func(error) { cancel() })
-	sctx, scancel := context.WithCancel(context.Background())
-	g.Add(func() error { return rp.spans.Run(sctx) }, func(error) { scancel() })
-	if rp.fwd != nil {
-		fctx, fcancel := context.WithCancel(context.Background())
-		g.Add(func() error { return rp.fwd.Run(fctx) }, func(error) { fcancel() })
-	}
-}
-
-// close closes the trace store.
-func (rp *requestPath) close(logger *slog.Logger) error {
-	start := time.Now()
-	if err := rp.traces.Close(); err != nil {
-		return fmt.Errorf("close the trace store: %w", err)
-	}
-	logger.Info("trace store closed", "took", time.Since(start).Round(time.Millisecond))
-	return nil
 }
 
 // bothTraces stores the spans, derives the span metrics and service graph

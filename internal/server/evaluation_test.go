@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"bytes"
@@ -38,7 +38,8 @@ func TestSLOCheckWaitsForData(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	warnings := func() int { return strings.Count(logs.String(), "SLO check: ") }
 
-	groups, task, err := sloGroups(t.Context(), ec, open(t, 0), now, logger)
+	st0 := open(t, 0)
+	groups, task, err := sloGroups(t.Context(), ec, st0, st0, now, logger)
 	require.NoError(t, err)
 	require.NotEmpty(t, groups)
 	require.NotNil(t, task, "a fresh install checks later")
@@ -53,7 +54,8 @@ func TestSLOCheckWaitsForData(t *testing.T) {
 	require.Equal(t, n, warnings(), "once only")
 
 	logs.Reset()
-	_, task, err = sloGroups(t.Context(), ec, open(t, time.Hour), now, logger)
+	st1 := open(t, time.Hour)
+	_, task, err = sloGroups(t.Context(), ec, st1, st1, now, logger)
 	require.NoError(t, err)
 	require.Nil(t, task, "a restart checks at once")
 	require.Positive(t, warnings(), logs.String())

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -10,11 +10,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/oklog/run"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/collector/component"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/rulefmt"
+	"github.com/prometheus/prometheus/storage"
 
 	"github.com/vigil-obs/vigil/internal/alert"
 	"github.com/vigil-obs/vigil/internal/config"
@@ -26,94 +27,106 @@ import (
 	"github.com/vigil-obs/vigil/internal/watch"
 )
 
-// evaluation is the continuous path of `vigil serve`: the incident
-// tracker and the watcher (nil when evaluation is off).
+// evaluation is the continuous path of the server: the incident tracker
+// and the watcher (nil when evaluation is off).
 type evaluation struct {
 	tracker *incident.Tracker
 	watcher *watch.Watcher
-	// remote is the backend of an attached Vigil (source.url), or nil.
-	remote *store.Remote
 }
 
-// attachedSource returns what the watcher reads: st alone, or, with
-// source.url, the backend merged with st and the backend's probe.
-func attachedSource(cfg config.Config, e *env, st *store.Embedded, logger *slog.Logger) (watch.Source, *store.Remote, func(context.Context) error, error) {
-	if cfg.Source.URL == "" {
-		return st, nil, nil, nil
+// source returns what the watcher reads: the embedded store alone; or,
+// with source.url, the backend merged with it and the backend's probe;
+// or, with Options.Read, that merged with it.
+func (s *Server) source(ctx context.Context, host component.Host) (watch.Source, func(context.Context) error, error) {
+	cfg := s.cfg
+	switch {
+	case s.opts.Read != nil:
+		return store.NewMerged(s.st, s.opts.Read), nil, nil
+	case cfg.Source.URL == "":
+		return s.st, nil, nil
 	}
 	sel, err := cfg.Source.Matchers()
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("source.selector: %w", err)
+		return nil, nil, fmt.Errorf("source.selector: %w", err)
 	}
 	rc := store.DefaultRemoteConfig(cfg.Source.URL)
 	rc.HTTPClient = cfg.Source.HTTPClient
 	rc.Timeout = time.Duration(cfg.Source.Timeout)
 	rc.Selector = sel
-	rc.CacheSamples = continuousCacheSamples
+	rc.CacheSamples = ContinuousCacheSamples
 	// The merged store evaluates with the embedded store's engine: the
 	// Remote's own engine goes unused, and registers no metrics.
-	remote, err := store.NewRemote(rc, e.now, logger.With("component", "source"), nil)
+	remote, err := store.NewRemote(rc, s.now, s.logger.With("component", "source"), nil)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("source: %w", err)
+		return nil, nil, fmt.Errorf("source: %w", err)
 	}
-	logger.Info("attached: the evaluation reads the source merged with the embedded store", "source", remote.URL(), "selector", cfg.Source.Selector)
-	m := store.NewMerged(st, remote)
-	return m, remote, m.Probe, nil
+	s.onShutdown("source", func(context.Context) error { return remote.Close() })
+	s.logger.Info("attached: the evaluation reads the source merged with the embedded store", "source", remote.URL(), "selector", cfg.Source.Selector)
+	m := store.NewMerged(s.st, remote)
+	return m, m.Probe, nil
 }
 
-// openEvaluation opens the incidents of the data directory and builds the
-// watcher over st with the SLO rules; nothing runs yet.
-func openEvaluation(cfg config.Config, e *env, st *store.Embedded, addr net.Addr, logger *slog.Logger, reg prometheus.Registerer, sender *alert.Notifier) (*evaluation, error) {
+// startEvaluation opens the incidents of the data directory, builds the
+// watcher over the source with the SLO rules and, unless Options.Driven,
+// runs it.
+func (s *Server) startEvaluation(ctx context.Context, host component.Host, sender *alert.Notifier) error {
+	cfg, logger := s.cfg, s.logger
 	ec := cfg.Evaluation
 	if !ec.Enabled {
-		return nil, nil
+		return nil
 	}
 	tr, err := incident.Open(incident.Options{
 		Path:         filepath.Join(cfg.Storage.DataDir, "incidents.json"),
 		ResolveAfter: time.Duration(ec.ResolveAfter),
+		KeepResolved: s.opts.KeepResolved,
 		Logger:       logger.With("component", "incidents"),
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	eng, err := diagnose.New(diagnose.Options{Window: time.Duration(ec.Window), Logger: logger.With("component", "diagnose")})
 	if err != nil {
-		return nil, fmt.Errorf("evaluation: %w", err)
-	}
-	groups, sloCheck, err := sloGroups(context.Background(), ec, st, e.now(), logger)
-	if err != nil {
-		return nil, err
+		return fmt.Errorf("evaluation: %w", err)
 	}
 	ext := cfg.Alerting.ExternalURL
-	if ext == "" {
-		ext = "http://" + advertised(addr)
+	if ext == "" && s.addr != nil {
+		ext = "http://" + advertised(s.addr)
 	}
-	mon, err := drift.NewMonitor(cfg.Drift, st, st, logger.With("component", "drift"))
+	mon, err := drift.NewMonitor(cfg.Drift, s.st, s.st, logger.With("component", "drift"))
 	if err != nil {
-		return nil, fmt.Errorf("evaluation: %w", err)
+		return fmt.Errorf("evaluation: %w", err)
 	}
 	var snd watch.Sender
-	if sender != nil {
+	switch {
+	case s.opts.Sender != nil:
+		snd = s.opts.Sender
+	case sender != nil:
 		snd = sender
 	}
-	src, remote, probe, err := attachedSource(cfg, e, st, logger)
+	src, probe, err := s.source(ctx, host)
 	if err != nil {
-		return nil, err
+		return err
+	}
+	groups, sloCheck, err := sloGroups(ctx, ec, s.st, src, s.now(), logger)
+	if err != nil {
+		return err
 	}
 	w, err := watch.New(watch.Options{
 		Source: src, Probe: probe, Engine: eng, Groups: groups, Tracker: tr, Sender: snd,
 		Interval: time.Duration(ec.Interval), ResendInterval: time.Duration(cfg.Alerting.ResendInterval),
-		ExternalURL: ext, Now: e.now, FindingConfidence: ec.FindingConfidence,
-		Tasks:  tasks(mon.Evaluate, sloCheck),
-		Logger: logger.With("component", "watch"), Registerer: reg,
+		ExternalURL: ext, Now: s.now, Wall: s.opts.Wall, FindingConfidence: ec.FindingConfidence,
+		Tasks:    tasks(mon.Evaluate, sloCheck),
+		OnChange: s.opts.OnChange,
+		Logger:   logger.With("component", "watch"), Registerer: s.reg,
 	})
 	if err != nil {
-		if remote != nil {
-			_ = remote.Close()
-		}
-		return nil, err
+		return err
 	}
-	return &evaluation{tracker: tr, watcher: w, remote: remote}, nil
+	s.ev = &evaluation{tracker: tr, watcher: w}
+	if s.opts.Driven {
+		return nil
+	}
+	return s.run(ctx, host, "evaluation", w.Run)
 }
 
 // tasks lists the watcher's scheduled tasks, the nil ones left out.
@@ -127,27 +140,25 @@ func tasks(fs ...func(context.Context, time.Time) error) []func(context.Context,
 	return out
 }
 
-// add runs the watcher in g.
-func (ev *evaluation) add(g *run.Group) {
-	if ev == nil {
-		return
+// startNotifier starts the notifier of the alerting section; nil when it
+// names no Alertmanager and no webhook, or Options.Sender replaces it.
+func (s *Server) startNotifier(ctx context.Context, host component.Host) (*alert.Notifier, error) {
+	if s.opts.Sender != nil || !s.cfg.Evaluation.Enabled {
+		return nil, nil
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	g.Add(func() error {
-		err := ev.watcher.Run(ctx)
-		if ev.remote != nil {
-			_ = ev.remote.Close()
-		}
-		return err
-	}, func(error) { cancel() })
+	n, err := openNotifier(s.cfg, s.logger, s.reg)
+	if err != nil || n == nil {
+		return nil, err
+	}
+	return n, s.run(ctx, host, "notifier", n.Run)
 }
 
-// continuousCacheSamples bounds the samples a continuous reader of a
+// ContinuousCacheSamples bounds the samples a continuous reader of a
 // backend (an attached serve's cycles, a replay's instants) keeps from one
 // read to the next, so that each reads only what is new: 16 M samples,
 // 256 MiB of times and values, an hour of a 128-node cluster's series
 // twice over (8.3 M a window at 30 s).
-const continuousCacheSamples = 16 << 20
+const ContinuousCacheSamples = 16 << 20
 
 // openNotifier returns the notifier of the alerting section, or nil when
 // it names no Alertmanager and no webhook.
@@ -219,24 +230,25 @@ func advertised(addr net.Addr) string {
 
 // sloGroups returns the SLO rule groups the watcher evaluates: those of
 // the SLO file, or the built-in presets, and, for a file, the task that
-// checks its SLOs' metrics against the store: those it does not hold are
+// checks its SLOs' metrics against what the watcher reads (read: the
+// embedded store, or it merged with the source): those it does not hold are
 // named in a warning (a rule that can never fire must not be silent). The
 // check runs at once when the store already holds sloCheckAfter of data
 // (a restart), else at the first evaluation sloCheckAfter after the start,
 // so that a fresh install does not warn about every SLO before its first
 // scrapes.
-func sloGroups(ctx context.Context, ec config.EvaluationConfig, st *store.Embedded, now time.Time, logger *slog.Logger) ([]rulefmt.RuleGroup, func(context.Context, time.Time) error, error) {
+func sloGroups(ctx context.Context, ec config.EvaluationConfig, st *store.Embedded, read storage.Queryable, now time.Time, logger *slog.Logger) ([]rulefmt.RuleGroup, func(context.Context, time.Time) error, error) {
 	var spec *slo.Spec
 	var task func(context.Context, time.Time) error
 	switch {
 	case ec.SLOFile != "":
 		s, err := slo.ParseFile(ec.SLOFile)
 		if err != nil {
-			return nil, nil, usageError{fmt.Errorf("evaluation.slo_file: %w", err)}
+			return nil, nil, UsageError{fmt.Errorf("evaluation.slo_file: %w", err)}
 		}
 		spec = s
 		check := func(ctx context.Context, at time.Time) {
-			ws, err := slo.CheckMetrics(ctx, spec, slo.StoreLookup(st, at.Add(-time.Hour), at))
+			ws, err := slo.CheckMetrics(ctx, spec, slo.StoreLookup(read, at.Add(-time.Hour), at))
 			if err != nil {
 				logger.Warn("could not check the SLOs against the store", "err", err)
 			}

@@ -1,9 +1,10 @@
-package main
+package server
 
 import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,12 +27,12 @@ const remoteFlushDeadline = time.Minute
 // there is none. As in Prometheus, its queues tail the store's WAL: they
 // are sharded, retry with backoff, and resume where they were after a
 // restart.
-func openRemoteWrite(cfg config.Config, st *store.Embedded, scraper *scrape.Scraper, logger *slog.Logger, reg prometheus.Registerer) (*remote.Storage, error) {
+func openRemoteWrite(cfg config.Config, st *store.Embedded, scraper readyScrape, logger *slog.Logger, reg prometheus.Registerer) (*remote.Storage, error) {
 	if cfg.Scrape == nil || len(cfg.Scrape.RemoteWriteConfigs) == 0 {
 		return nil, nil
 	}
 	rs := remote.NewStorage(logger.With("component", "remote-write-out"), reg, st.DB().StartTime, cfg.Storage.DataDir,
-		remoteFlushDeadline, readyScrape{scraper}, false)
+		remoteFlushDeadline, scraper, false)
 	if err := rs.ApplyConfig(cfg.Scrape); err != nil {
 		return nil, errors.Join(fmt.Errorf("remote_write: %w", err), rs.Close())
 	}
@@ -44,14 +45,16 @@ func openRemoteWrite(cfg config.Config, st *store.Embedded, scraper *scrape.Scra
 }
 
 // readyScrape gives the remote storage the scrape manager for the
-// metadata it sends; without scraping there is none.
-type readyScrape struct{ s *scrape.Scraper }
+// metadata it sends, once the server has started scraping; without
+// scraping there is none.
+type readyScrape struct{ s *atomic.Pointer[scrape.Scraper] }
 
 var errNoScraping = errors.New("no scrape_configs: no scraped metadata")
 
 func (r readyScrape) Get() (*promscrape.Manager, error) {
-	if r.s == nil {
+	sc := r.s.Load()
+	if sc == nil {
 		return nil, errNoScraping
 	}
-	return r.s.Manager(), nil
+	return sc.Manager(), nil
 }
