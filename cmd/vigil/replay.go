@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/prometheus/storage"
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-obs/vigil/internal/admission"
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/incident"
 	"github.com/vigil-obs/vigil/internal/server"
@@ -152,7 +153,9 @@ func openReplaySource(ctx context.Context, e *env, f sourceFlags, to time.Time, 
 		u, flag = f.server, "--server"
 	}
 	rc := store.DefaultRemoteConfig(strings.TrimSuffix(u, "/"))
-	rc.CacheSamples = server.ContinuousCacheSamples // each instant reads only what the previous did not
+	// Each instant reads only what the previous did not, within the
+	// container's memory limit when there is one.
+	rc.CacheSamples = server.CacheSamplesFor(admission.ResolveMemory(0).Bytes)
 	remote, err := store.NewRemote(rc, now, logger, nil)
 	if err != nil {
 		return nil, nil, usagef("replay: %s: %v", flag, err)

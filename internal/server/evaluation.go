@@ -53,7 +53,7 @@ func (s *Server) source(ctx context.Context, host component.Host) (watch.Source,
 	rc.HTTPClient = cfg.Source.HTTPClient
 	rc.Timeout = time.Duration(cfg.Source.Timeout)
 	rc.Selector = sel
-	rc.CacheSamples = ContinuousCacheSamples
+	rc.CacheSamples = CacheSamplesFor(s.budget)
 	// The merged store evaluates with the embedded store's engine: the
 	// Remote's own engine goes unused, and registers no metrics.
 	remote, err := store.NewRemote(rc, s.now, s.logger.With("component", "source"), nil)
@@ -61,7 +61,8 @@ func (s *Server) source(ctx context.Context, host component.Host) (watch.Source,
 		return nil, nil, fmt.Errorf("source: %w", err)
 	}
 	s.onShutdown("source", func(context.Context) error { return remote.Close() })
-	s.logger.Info("attached: the evaluation reads the source merged with the embedded store", "source", remote.URL(), "selector", cfg.Source.Selector)
+	s.logger.Info("attached: the evaluation reads the source merged with the embedded store", "source", remote.URL(), "selector", cfg.Source.Selector,
+		"cache_samples", rc.CacheSamples)
 	m := store.NewMerged(s.st, remote)
 	return m, m.Probe, nil
 }
@@ -155,10 +156,26 @@ func (s *Server) startNotifier(ctx context.Context, host component.Host) (*alert
 
 // ContinuousCacheSamples bounds the samples a continuous reader of a
 // backend (an attached serve's cycles, a replay's instants) keeps from one
-// read to the next, so that each reads only what is new: 16 M samples,
-// 256 MiB of times and values, an hour of a 128-node cluster's series
-// twice over (8.3 M a window at 30 s).
+// read to the next, so that each reads only what is new, when there is no
+// memory budget: 16 M samples, 256 MiB of times and values, an hour of a
+// 128-node cluster's series twice over (8.3 M a window at 30 s).
 const ContinuousCacheSamples = 16 << 20
+
+// cacheBytesPerSample is what a cached sample holds: its time and value.
+const cacheBytesPerSample = 16
+
+// CacheSamplesFor is the sample cache of a continuous reader under a
+// memory budget of budget bytes (0: none, ContinuousCacheSamples): a
+// quarter of it. Attached, the embedded store's head holds only what Vigil
+// derives, so the quarter a budget gives the head's series (admission.
+// SeriesFor) goes to the backend's samples instead; the default a 2 GiB
+// budget gives is 32 M samples, an hour of about 3,800 GPUs at 30 s.
+func CacheSamplesFor(budget int64) int64 {
+	if budget <= 0 {
+		return ContinuousCacheSamples
+	}
+	return max(budget/4/cacheBytesPerSample, 1<<20)
+}
 
 // openNotifier returns the notifier of the alerting section, or nil when
 // it names no Alertmanager and no webhook.

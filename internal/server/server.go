@@ -106,6 +106,8 @@ type Server struct {
 	rp      *requestPath
 	ev      *evaluation
 	scraper *scrape.Scraper
+	// budget is the memory budget in bytes (0: none).
+	budget int64
 	// scraping is the scraper once it runs, for remote write out's
 	// metadata.
 	scraping atomic.Pointer[scrape.Scraper]
@@ -233,6 +235,7 @@ func (s *Server) start(ctx context.Context, host component.Host) error {
 	if err != nil {
 		return err
 	}
+	s.budget = budget.bytes
 	if s.st, err = openStore(*cfg, s.now, logger, s.reg); err != nil {
 		return err
 	}
@@ -430,6 +433,8 @@ func (s *Server) Registry() *prometheus.Registry { return s.reg }
 type ingestAdmission struct {
 	budget *admission.Budget
 	gate   *admission.FairGate
+	// bytes is the resolved memory budget (0: none).
+	bytes int64
 }
 
 // memoryBudget resolves the memory budget, sets GOMEMLIMIT from it when
@@ -457,6 +462,7 @@ func memoryBudget(cfg *config.Config, setLimit bool, logger *slog.Logger, reg pr
 	}
 	logger.Info("memory", attrs...)
 	return ingestAdmission{
+		bytes:  mb.Bytes,
 		budget: admission.NewBudget(inflight, reg),
 		// The gate shares the slots between clients; each path's own
 		// bound (503 past it) stays the first a lone client meets.

@@ -57,6 +57,13 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(cycleChildEnv); spec != "" {
+		if err := cycleChild(spec); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if dir := os.Getenv(childEnv); dir != "" {
 		if err := child(dir); err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -656,6 +663,8 @@ type resultTable struct {
 	mu       sync.Mutex
 	diagnose []diagnoseRow
 	imports  []importRow
+	cycles   []cycleRow
+	replays  []replayRow
 }
 
 func (t *resultTable) addDiagnose(r diagnoseRow) {
@@ -673,7 +682,7 @@ func (t *resultTable) addImport(r importRow) {
 func (t *resultTable) print(out *os.File) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if len(t.diagnose) == 0 && len(t.imports) == 0 {
+	if len(t.diagnose) == 0 && len(t.imports) == 0 && len(t.cycles) == 0 && len(t.replays) == 0 {
 		return
 	}
 	load, _ := os.ReadFile("/proc/loadavg")
@@ -703,6 +712,20 @@ func (t *resultTable) print(out *os.File) {
 				r.nodes, fmtWindow(r.window), r.bytes>>20, r.samples, secs(median(r.reads)), secs(median(r.opens)),
 				spread(totals), float64(r.samples)/r.total().Seconds())
 		}
+	}
+	if len(t.cycles) > 0 {
+		if err := tw.Flush(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+		fmt.Fprintln(out)
+		printCycles(tw, t.cycles)
+	}
+	if len(t.replays) > 0 {
+		if err := tw.Flush(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+		fmt.Fprintln(out)
+		printReplays(tw, t.replays)
 	}
 	if err := tw.Flush(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
