@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -229,6 +230,14 @@ func cycleChild(specJSON string) (err error) {
 	defer func() { err = errors.Join(err, srv.Shutdown(ctx)) }()
 	var r cycleResult
 	for i := range spec.Cycles {
+		if i == 1 {
+			// The profile (profileEnv) covers the later cycles.
+			stop, err := startProfile(fmt.Sprintf("cpu-cycle-%s-%s.pprof", spec.Mode, filepath.Base(spec.Dir)))
+			if err != nil {
+				return err
+			}
+			defer stop()
+		}
 		at = ds.End.Add(-time.Duration(spec.Cycles-1-i) * 30 * time.Second)
 		b0, err := bytesRead()
 		if err != nil {
@@ -251,6 +260,26 @@ func cycleChild(specJSON string) (err error) {
 	rep, _ := srv.Watcher().Last()
 	r.Rank1 = verdict(rep, ds.Truth)
 	return json.NewEncoder(os.Stdout).Encode(r)
+}
+
+// startProfile starts a CPU profile into the profileEnv directory under
+// name, if that is set; stop ends it.
+func startProfile(name string) (stop func(), err error) {
+	dir := os.Getenv(profileEnv)
+	if dir == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(filepath.Join(dir, name))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return nil, errors.Join(err, f.Close())
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }
 
 // copyBlocks copies the dataset's TSDB blocks (not its meta.json) into
