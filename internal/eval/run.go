@@ -14,9 +14,9 @@ import (
 
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/robust"
+	"github.com/vigil-obs/vigil/internal/server"
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/sim/microsvc"
-	"github.com/vigil-obs/vigil/internal/server"
 )
 
 // DiagnoseFunc diagnoses src at at, reading no sample after at: the real

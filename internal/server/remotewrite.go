@@ -47,7 +47,9 @@ func openRemoteWrite(cfg config.Config, st *store.Embedded, scraper readyScrape,
 // readyScrape gives the remote storage the scrape manager for the
 // metadata it sends, once the server has started scraping; without
 // scraping there is none.
-type readyScrape struct{ s *atomic.Pointer[scrape.Scraper] }
+type readyScrape struct {
+	s *atomic.Pointer[scrape.Scraper]
+}
 
 var errNoScraping = errors.New("no scrape_configs: no scraped metadata")
 
