@@ -437,9 +437,10 @@ type ingestAdmission struct {
 	bytes int64
 }
 
-// memoryBudget resolves the memory budget, sets GOMEMLIMIT from it when
-// setLimit, lowers limits.max_active_series to what the budget holds, and
-// returns the in-flight byte budget and the slot gate of the ingest paths.
+// memoryBudget resolves the memory budget and returns the in-flight byte
+// budget and the slot gate of the ingest paths. When setLimit (the server
+// owns its process) it also sets GOMEMLIMIT from the budget and lowers
+// limits.max_active_series to what the budget holds.
 func memoryBudget(cfg *config.Config, setLimit bool, logger *slog.Logger, reg prometheus.Registerer) (ingestAdmission, error) {
 	mb := admission.ResolveMemory(int64(cfg.Memory.Budget))
 	if setLimit {
@@ -447,7 +448,7 @@ func memoryBudget(cfg *config.Config, setLimit bool, logger *slog.Logger, reg pr
 			return ingestAdmission{}, err
 		}
 	}
-	if most := admission.SeriesFor(mb.Bytes); mb.Bytes > 0 && (cfg.Limits.MaxActiveSeries == 0 || cfg.Limits.MaxActiveSeries > most) {
+	if most := admission.SeriesFor(mb.Bytes); setLimit && mb.Bytes > 0 && (cfg.Limits.MaxActiveSeries == 0 || cfg.Limits.MaxActiveSeries > most) {
 		logger.Warn("limits.max_active_series lowered to what the memory budget holds (a quarter of it at 1.5 KiB a series); raise memory.budget for more",
 			"configured", cfg.Limits.MaxActiveSeries, "max_active_series", most, "budget", config.Bytes(mb.Bytes).String())
 		cfg.Limits.MaxActiveSeries = most

@@ -274,9 +274,19 @@ func (r *Remote) do(ctx context.Context, method, path string, params url.Values)
 		return nil, 0, endpoint, fmt.Errorf("read answer of %s: %w", endpoint, err)
 	}
 	if int64(len(raw)) > r.limitRd {
-		return nil, 0, endpoint, fmt.Errorf("answer of %s is larger than %d bytes: narrow the window or the selector", endpoint, r.limitRd)
+		return nil, 0, endpoint, &tooLargeError{endpoint: endpoint, limit: r.limitRd}
 	}
 	return raw, resp.StatusCode, endpoint, nil
+}
+
+// tooLargeError is an answer past RemoteConfig.MaxResponseBytes.
+type tooLargeError struct {
+	endpoint string
+	limit    int64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("answer of %s is larger than %d bytes: narrow the window or the selector", e.endpoint, e.limit)
 }
 
 func notAPI(endpoint string, code int, raw []byte) error {
@@ -361,17 +371,52 @@ func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHin
 
 // fetch reads the samples of sel in [from, q.maxt], sorted by labels.
 func (q *remoteQuerier) fetch(ctx context.Context, sel string, from int64) ([]cachedSeries, annotations.Annotations, error) {
-	params := url.Values{
-		"query": {fmt.Sprintf("%s[%dms]", sel, q.maxt-from+1)},
-		"time":  {formatTime(q.maxt)},
+	series, warns, err := q.fetchRange(ctx, sel, from, q.maxt, 0)
+	if err != nil {
+		return nil, warns, err
 	}
-	series, warns, err := q.r.getMatrix(ctx, params, from, q.maxt)
+	return series, warns, nil
+}
+
+// maxSplits bounds how many times a read too large for one answer is
+// halved: 2^6 answers of at most MaxResponseBytes each.
+const maxSplits = 6
+
+// fetchRange reads the samples of sel in [from, to], sorted by labels. An
+// answer past MaxResponseBytes (an hour of node_cpu_seconds_total at 1,000
+// nodes is 0.9 GB) is read again in two halves of the range, each halved
+// again as needed, and the halves joined.
+func (q *remoteQuerier) fetchRange(ctx context.Context, sel string, from, to int64, depth int) ([]cachedSeries, annotations.Annotations, error) {
+	params := url.Values{
+		"query": {fmt.Sprintf("%s[%dms]", sel, to-from+1)},
+		"time":  {formatTime(to)},
+	}
+	series, warns, err := q.r.getMatrix(ctx, params, from, to)
+	var tooLarge *tooLargeError
+	if errors.As(err, &tooLarge) && depth < maxSplits && to-from >= 2*minSplitRange {
+		mid := from + (to-from)/2
+		head, hw, err := q.fetchRange(ctx, sel, from, mid, depth+1)
+		if err != nil {
+			return nil, hw, err
+		}
+		tail, tw, err := q.fetchRange(ctx, sel, mid+1, to, depth+1)
+		warns.Merge(hw)
+		warns.Merge(tw)
+		if err != nil {
+			return nil, warns, err
+		}
+		return mergeCached(head, tail, from, mid+1), warns, nil
+	}
 	if err != nil {
 		return nil, warns, err
 	}
 	slices.SortFunc(series, func(a, b cachedSeries) int { return labels.Compare(a.lset, b.lset) })
 	return series, warns, nil
 }
+
+// minSplitRange is the shortest range a too-large read is halved into:
+// two scrapes at 30 s.
+const minSplitRange = int64(time.Minute / time.Millisecond)
 
 // remoteSettle is how far back of the previous answer's end a cached read
 // fetches again: samples that reach the backend late (a remote-write

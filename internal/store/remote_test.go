@@ -318,3 +318,38 @@ func TestRemoteCache(t *testing.T) {
 	maxt := base.Add(-50 * time.Minute).UnixMilli()
 	require.Equal(t, read(t, plain, "up", maxt-hour, maxt), read(t, rc, "up", maxt-hour, maxt))
 }
+
+// TestRemoteSplitsLargeAnswers: a read whose answer is past
+// MaxResponseBytes is read again in halves of its range, halved again as
+// needed, and gives what one unbounded read gives.
+func TestRemoteSplitsLargeAnswers(t *testing.T) {
+	start := base.Add(-2 * time.Hour).UnixMilli()
+	f := &fakeProm{series: map[string][]int64{}}
+	for ts := start; ts <= base.UnixMilli(); ts += 15_000 {
+		f.series["up"] = append(f.series["up"], ts)
+	}
+	url := serve(t, f.handler(t))
+	small := store.DefaultRemoteConfig(url)
+	small.MaxResponseBytes = 2_000 // an hour of "up" is about 6 KB
+	split, plain := newRemote(t, small), newRemote(t, store.DefaultRemoteConfig(url))
+	hour := time.Hour.Milliseconds()
+	maxt := base.UnixMilli()
+	want := read(t, plain, "up", maxt-hour, maxt)
+	require.Len(t, want, 241)
+	f.mu.Lock()
+	f.asked = f.asked[:0]
+	f.mu.Unlock()
+	require.Equal(t, want, read(t, split, "up", maxt-hour, maxt))
+	f.mu.Lock()
+	require.Greater(t, len(f.asked), 3, "read in parts: %v", f.asked)
+	f.mu.Unlock()
+
+	// A range that cannot be halved below a minute still fails, in one line.
+	tiny := store.DefaultRemoteConfig(url)
+	tiny.MaxResponseBytes = 10
+	q, err := newRemote(t, tiny).Querier(maxt-hour, maxt)
+	require.NoError(t, err)
+	ss := q.Select(t.Context(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", "up"))
+	require.False(t, ss.Next())
+	require.ErrorContains(t, ss.Err(), "is larger than 10 bytes")
+}
