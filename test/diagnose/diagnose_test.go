@@ -69,17 +69,7 @@ func TestPrometheusEqualsInput(t *testing.T) {
 	s, err := sim.New(sim.Config{Seed: 1, Duration: 30 * time.Minute, Nodes: 4, GPUsPerNode: 4, TrainingNodes: 2,
 		Replicas: 1, NodeCPUs: 2, PeakRequestRate: 3}, sc)
 	require.NoError(t, err)
-	path := filepath.Join(t.TempDir(), "metrics.om")
-	fh, err := os.Create(path)
-	require.NoError(t, err)
-	bw := bufio.NewWriter(fh)
-	require.NoError(t, s.WriteOpenMetrics(t.Context(), bw))
-	require.NoError(t, bw.Flush())
-	require.NoError(t, fh.Close())
-
-	dir := t.TempDir()
-	peertest.Run(t, peertest.LookPath(t, "promtool"), "tsdb", "create-blocks-from", "openmetrics", path, dir)
-	p := peertest.StartPrometheus(t, dir, "")
+	path, p := backfilled(t, s)
 
 	truth := s.Truth()[0]
 	end := s.Config().Start.Add(s.Config().Duration)
@@ -99,4 +89,21 @@ func TestPrometheusEqualsInput(t *testing.T) {
 			require.Equal(t, want.Findings, got.Findings)
 		})
 	}
+}
+
+// backfilled writes s's run as OpenMetrics, backfills it into a fresh
+// Prometheus data directory with promtool, and starts Prometheus 2.42 on
+// it; it returns the file and the server.
+func backfilled(t *testing.T, s *sim.Simulator) (string, *peertest.Proc) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "metrics.om")
+	fh, err := os.Create(path)
+	require.NoError(t, err)
+	bw := bufio.NewWriter(fh)
+	require.NoError(t, s.WriteOpenMetrics(t.Context(), bw))
+	require.NoError(t, bw.Flush())
+	require.NoError(t, fh.Close())
+	dir := t.TempDir()
+	peertest.Run(t, peertest.LookPath(t, "promtool"), "tsdb", "create-blocks-from", "openmetrics", path, dir)
+	return path, peertest.StartPrometheus(t, dir, "")
 }

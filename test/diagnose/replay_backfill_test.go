@@ -1,14 +1,11 @@
 package diagnose
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -166,17 +163,7 @@ func TestReplayBackfill(t *testing.T) {
 			s, err := sim.New(sim.Config{Seed: 1, Duration: duration, Nodes: 4, GPUsPerNode: 4, TrainingNodes: 2,
 				Replicas: 1, NodeCPUs: 2, PeakRequestRate: 3}, sc)
 			require.NoError(t, err)
-			path := filepath.Join(t.TempDir(), "metrics.om")
-			fh, err := os.Create(path)
-			require.NoError(t, err)
-			bw := bufio.NewWriter(fh)
-			require.NoError(t, s.WriteOpenMetrics(t.Context(), bw))
-			require.NoError(t, bw.Flush())
-			require.NoError(t, fh.Close())
-
-			dir := t.TempDir()
-			peertest.Run(t, peertest.LookPath(t, "promtool"), "tsdb", "create-blocks-from", "openmetrics", path, dir)
-			prom := peertest.StartPrometheus(t, dir, "")
+			path, prom := backfilled(t, s)
 
 			start := s.Config().Start
 			from, to := start.Add(10*time.Minute), start.Add(duration)
