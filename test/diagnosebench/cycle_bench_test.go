@@ -439,15 +439,15 @@ func (r *cycleRow) add(mode string, c cycleResult) {
 // ratio is the median over the pairs of attached / embedded of the median
 // later cycle.
 func (r *cycleRow) ratio(of func(cycleResult) []time.Duration) float64 {
-	var rs []time.Duration // ratios × 1e6, to reuse median
+	var rs []float64
 	for i := range min(len(r.runs["embedded"]), len(r.runs["attached"])) {
 		e := median(of(r.runs["embedded"][i])[1:])
 		a := median(of(r.runs["attached"][i])[1:])
 		if e > 0 {
-			rs = append(rs, time.Duration(float64(a)/float64(e)*1e6))
+			rs = append(rs, float64(a)/float64(e))
 		}
 	}
-	return float64(median(rs)) / 1e6
+	return median(rs)
 }
 
 // later gathers the cycles after the first of every process.
@@ -476,17 +476,15 @@ func maxHWM(rs []cycleResult) int64 {
 }
 
 func medianBytes(rs []cycleResult, firstOnly bool) int64 {
-	var ds []time.Duration
+	var bs []int64
 	for _, r := range rs {
 		if firstOnly {
-			ds = append(ds, time.Duration(r.Bytes[0]))
+			bs = append(bs, r.Bytes[0])
 			continue
 		}
-		for _, b := range r.Bytes[1:] {
-			ds = append(ds, time.Duration(b))
-		}
+		bs = append(bs, r.Bytes[1:]...)
 	}
-	return int64(median(ds))
+	return median(bs)
 }
 
 func (t *resultTable) addCycle(r cycleRow) {

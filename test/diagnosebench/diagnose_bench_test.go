@@ -3,6 +3,7 @@ package diagnosebench
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -585,9 +586,10 @@ func spread(ds []time.Duration) string {
 	return fmt.Sprintf("%s (%d: %.2f–%.2f)", secs(median(ds)), len(ds), slices.Min(ds).Seconds(), slices.Max(ds).Seconds())
 }
 
-func median(ds []time.Duration) time.Duration {
+func median[T cmp.Ordered](ds []T) T {
 	if len(ds) == 0 {
-		return 0
+		var zero T
+		return zero
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
