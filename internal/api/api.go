@@ -79,6 +79,10 @@ type Options struct {
 	QueryGate *admission.FairGate
 	// Extra handlers mounted by path (e.g. the trace and log API).
 	Extra map[string]http.Handler
+	// UI, when set, is the web UI: every path no other handler takes
+	// (/, /incidents, ...), so /api/v1/, /metrics and the probes stay
+	// the API's.
+	UI http.Handler
 }
 
 // RemoteReadLimits bound /api/v1/read as Prometheus's
@@ -221,6 +225,9 @@ func New(opts Options) (*Handler, error) {
 		h.mux.Handle("/metrics/job@base64/", opts.Push)
 	}
 	h.mux.Handle("/metrics", promhttp.HandlerFor(opts.Gatherer, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(opts.Logger.Handler(), slog.LevelError)}))
+	if opts.UI != nil {
+		h.mux.Handle("/", opts.UI)
+	}
 	h.mux.HandleFunc("/-/healthy", func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte("Vigil is Healthy.\n"))

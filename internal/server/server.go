@@ -27,6 +27,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/ingest/self"
 	"github.com/vigil-obs/vigil/internal/redact"
 	"github.com/vigil-obs/vigil/internal/store"
+	"github.com/vigil-obs/vigil/internal/ui"
 	"github.com/vigil-obs/vigil/internal/watch"
 )
 
@@ -388,6 +389,13 @@ func (s *Server) newAPI(ln net.Listener, rw *remotewrite.Handler, pushed *push.H
 		opts.Rules, opts.Incidents = s.ev.watcher, s.ev.tracker
 	}
 	opts.Alertmanagers = alertmanagers(cfg.Alerting.Alertmanagers)
+	uo := ui.Options{Store: s.st, Now: s.now, Logger: s.logger.With("component", "ui"), QueryTimeout: opts.QueryTimeout}
+	if s.ev != nil {
+		uo.Incidents = s.ev.tracker
+	}
+	if opts.UI, err = ui.New(uo); err != nil {
+		return nil, err
+	}
 	return api.New(opts)
 }
 

@@ -1,0 +1,24 @@
+// Package ui owns Vigil's web UI: server-rendered HTML pages, built with
+// html/template from templates embedded in the binary (go:embed), with
+// the plots drawn as inline SVG in Go. It needs nothing at run time but
+// the binary: no script, font or stylesheet from another host, and no
+// build toolchain for the browser.
+//
+// The pages answer the questions of the person who was paged: /incidents
+// lists what is open and recent; /incidents/{id} gives the symptom, the
+// ranked causes with their confidence and action, and for each piece of
+// evidence the plot that proves it — the query evaluated over the
+// incident's window, the faulty entity's series against its peers' band —
+// with the query itself to copy into Grafana or promtool.
+//
+// Every page takes its state from the URL (?from=&to=&refresh=), so a link
+// shares what its sender saw. html/template escapes every label value.
+//
+// New pages go in the registry of pages.go: one entry per page (its
+// pattern, its navigation label, its template and a function that returns
+// its data), with the page's own file beside it.
+//
+// It does not diagnose, track incidents or store samples: it reads the
+// incident tracker (internal/incident) and queries the store
+// (internal/store) the HTTP API queries.
+package ui

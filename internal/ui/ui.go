@@ -1,0 +1,184 @@
+package ui
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/storage"
+
+	"github.com/vigil-obs/vigil/internal/incident"
+)
+
+//go:embed templates/*.html static/*
+var assets embed.FS
+
+// Incidents is what the UI reads of the incident tracker.
+type Incidents interface {
+	// List returns the incidents, firing first.
+	List() []incident.Incident
+	// Get returns one incident.
+	Get(id string) (incident.Incident, bool)
+}
+
+var _ Incidents = (*incident.Tracker)(nil)
+
+// Queryable is the store the pages' plots query: the one the HTTP API's
+// query endpoint queries (store.Store is one).
+type Queryable interface {
+	storage.Queryable
+	// Engine returns the PromQL engine over the store, with its limits.
+	Engine() promql.QueryEngine
+}
+
+// Options configure the UI.
+type Options struct {
+	// Store answers the plots' queries.
+	Store Queryable
+	// Incidents, when set, lists the incidents; nil: the evaluation is off
+	// and the incident pages say so.
+	Incidents Incidents
+	// Now is the data clock (default time.Now): what "since" counts from
+	// and where a window without ?to= ends.
+	Now func() time.Time
+	// Logger receives the UI's logs.
+	Logger *slog.Logger
+	// QueryTimeout bounds each plot's query (default 10s); a plot that
+	// runs past it says so and the page renders without it.
+	QueryTimeout time.Duration
+}
+
+const defaultQueryTimeout = 10 * time.Second
+
+// Handler serves the UI's pages.
+type Handler struct {
+	opts  Options
+	mux   *http.ServeMux
+	pages []page
+	// tmpl holds one template set per page template: the layout with that
+	// page's "content".
+	tmpl map[string]*template.Template
+	css  []byte
+}
+
+var _ http.Handler = (*Handler)(nil)
+
+// New builds the UI over opts.
+func New(opts Options) (*Handler, error) {
+	if opts.Store == nil {
+		return nil, errors.New("ui: no store")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.QueryTimeout <= 0 {
+		opts.QueryTimeout = defaultQueryTimeout
+	}
+	h := &Handler{opts: opts, mux: http.NewServeMux(), tmpl: map[string]*template.Template{}}
+	h.pages = h.registry()
+	css, err := fs.ReadFile(assets, "static/vigil.css")
+	if err != nil {
+		return nil, fmt.Errorf("ui: read stylesheet: %w", err)
+	}
+	h.css = css
+	names := []string{errorTemplate}
+	for _, p := range h.pages {
+		names = append(names, p.template)
+	}
+	for _, name := range names {
+		if _, done := h.tmpl[name]; done {
+			continue
+		}
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/plot.html", "templates/"+name)
+		if err != nil {
+			return nil, fmt.Errorf("ui: parse template %s: %w", name, err)
+		}
+		h.tmpl[name] = t
+	}
+	for _, p := range h.pages {
+		h.mux.Handle(p.pattern, h.serve(p))
+	}
+	h.mux.HandleFunc("GET /static/vigil.css", h.serveCSS)
+	h.mux.Handle("/", h.serve(page{template: errorTemplate, data: notFoundPage}))
+	return h, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+func (h *Handler) serveCSS(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_, _ = w.Write(h.css)
+}
+
+// httpError is an error a page answers with its own status: an unknown
+// incident (404), bad input (400).
+type httpError struct {
+	status int
+	title  string
+	msg    string
+}
+
+func (e *httpError) Error() string { return e.msg }
+
+func notFound(format string, args ...any) error {
+	return &httpError{status: http.StatusNotFound, title: "Not found", msg: fmt.Sprintf(format, args...)}
+}
+
+func notFoundPage(context.Context, *request) (any, error) {
+	return nil, notFound("There is no page here.")
+}
+
+// errorView is the data of the error page.
+type errorView struct {
+	Title, Message string
+}
+
+// serve renders p: the layout with the page's content, or the error page
+// with a clear message. The whole page is rendered before a byte is
+// written, so a failing template never leaves half a page.
+func (h *Handler) serve(p page) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req := h.newRequest(r, p)
+		data, err := p.data(r.Context(), req)
+		tmpl, status := p.template, http.StatusOK
+		if err != nil {
+			var he *httpError
+			if !errors.As(err, &he) {
+				h.opts.Logger.Warn("render page", "path", r.URL.Path, "err", err)
+				he = &httpError{status: http.StatusInternalServerError, title: "Something went wrong", msg: err.Error()}
+			}
+			tmpl, status, data = errorTemplate, he.status, errorView{Title: he.title, Message: he.msg}
+			req.view.Title = he.title
+		} else if req.badInput {
+			status = http.StatusBadRequest
+		}
+		req.view.Page = data
+		var buf bytes.Buffer
+		if err := h.tmpl[tmpl].ExecuteTemplate(&buf, "layout.html", req.view); err != nil {
+			h.opts.Logger.Error("execute template", "template", tmpl, "err", err)
+			http.Error(w, fmt.Sprintf("render %s: the page could not be rendered", r.URL.Path), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		// Nothing on a page comes from elsewhere; the policy says so to
+		// the browser too.
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:; script-src 'none'; frame-ancestors 'none'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.WriteHeader(status)
+		_, _ = w.Write(buf.Bytes())
+	})
+}
