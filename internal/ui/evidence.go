@@ -1,12 +1,14 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -97,10 +99,10 @@ func (h *Handler) evaluate(ctx context.Context, j plotJob, w timeRange) (plotDat
 	own := map[uint64]bool{}
 	for n, s := range faulty {
 		own[s.Metric.Hash()] = true
-		if n < maxLines {
-			d.Faulty = append(d.Faulty, series{Name: names[n], Values: s.values})
-		}
+		d.Faulty = append(d.Faulty, series{Name: names[n], Values: s.values})
 	}
+	slices.SortStableFunc(d.Faulty, func(a, b series) int { return naturalCompare(a.Name, b.Name) })
+	d.Faulty = d.Faulty[:min(maxLines, len(d.Faulty))]
 	d.More = max(0, len(faulty)-maxLines)
 	if peerQuery == "" {
 		return d, nil
@@ -316,4 +318,38 @@ func quantile(vals []float64, q float64) float64 {
 	lo := int(math.Floor(rank))
 	hi := min(lo+1, len(vals)-1)
 	return vals[lo] + (vals[hi]-vals[lo])*(rank-float64(lo))
+}
+
+// naturalCompare orders names with their numbers by value: gpu=2 before
+// gpu=10.
+func naturalCompare(a, b string) int {
+	for a != "" && b != "" {
+		na, ra := leadingNumber(a)
+		nb, rb := leadingNumber(b)
+		if na >= 0 && nb >= 0 {
+			if na != nb {
+				return cmp.Compare(na, nb)
+			}
+			a, b = ra, rb
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// leadingNumber returns the number s starts with and the rest, or -1.
+func leadingNumber(s string) (int, string) {
+	n := 0
+	for n < len(s) && n < 9 && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	if n == 0 {
+		return -1, s
+	}
+	v, _ := strconv.Atoi(s[:n])
+	return v, s[n:]
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -107,4 +108,10 @@ func TestFmtNum(t *testing.T) {
 	for in, want := range map[float64]string{0: "0", 0.25: "0.25", 1500: "1.5k", 2.5e6: "2.5M", -3e9: "-3G", 123456: "123k"} {
 		require.Equal(t, want, fmtNum(in), in)
 	}
+}
+
+func TestNaturalCompare(t *testing.T) {
+	names := []string{"gpu=10", "gpu=2", "gpu=1 x", "gpu=1", "node=b", "node=a"}
+	slices.SortFunc(names, naturalCompare)
+	require.Equal(t, []string{"gpu=1", "gpu=1 x", "gpu=2", "gpu=10", "node=a", "node=b"}, names)
 }

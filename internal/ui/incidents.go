@@ -210,7 +210,7 @@ func defaultWindow(i incident.Incident, now time.Time) timeRange {
 		}
 	}
 	w := timeRange{From: from.Add(-30 * time.Minute), To: end.Add(5 * time.Minute)}
-	if now.After(end) && now.Before(w.To) {
+	if !now.Before(end) && now.Before(w.To) {
 		w.To = now
 	}
 	return w

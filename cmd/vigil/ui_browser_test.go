@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vigil-obs/vigil/internal/peertest"
+)
+
+// chromium returns the path of Debian's Chromium, or skips.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Skip("Chromium is not installed (Debian package chromium; make deps installs it)")
+	return ""
+}
+
+var demoUpRE = regexp.MustCompile(`the API is up on (http://\S+)`)
+
+// startDemo runs `vigil demo --serve` on a free port of 127.0.0.1 — the
+// NVLink story in simulated time, about 10 s — and returns its URL once
+// the API is up; the demo stops with the test.
+func startDemo(t *testing.T) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	stderr := &peertest.SyncBuffer{}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, []string{"demo", "--serve", "--listen", "127.0.0.1:0"}, strings.NewReader(""), &peertest.SyncBuffer{}, stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			require.NoError(t, err, stderr.String())
+		case <-time.After(30 * time.Second):
+			t.Errorf("the demo did not stop 30 s after it was told to")
+		}
+	})
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if m := demoUpRE.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1]
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the demo ended before serving: %v\n%s", err, stderr)
+		case <-time.After(50 * time.Millisecond):
+		}
+		require.True(t, time.Now().Before(deadline), "the demo is not serving after 2 minutes:\n%s", stderr)
+	}
+}
+
+// browserLog keeps what the browser reports that a page must never do:
+// console errors, uncaught exceptions, failed or refused requests, and
+// requests to another host than Vigil's.
+type browserLog struct {
+	host string
+	mu   sync.Mutex
+	bad  []string
+	reqs int
+}
+
+func (b *browserLog) listen(ev any) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch e := ev.(type) {
+	case *runtime.EventConsoleAPICalled:
+		if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeWarning {
+			args, _ := json.Marshal(e.Args)
+			b.bad = append(b.bad, fmt.Sprintf("console %s: %s", e.Type, args))
+		}
+	case *runtime.EventExceptionThrown:
+		b.bad = append(b.bad, "exception: "+e.ExceptionDetails.Text)
+	case *log.EventEntryAdded:
+		if e.Entry.Level == log.EntryLevelError || e.Entry.Level == log.EntryLevelWarning {
+			b.bad = append(b.bad, fmt.Sprintf("log %s: %s %s", e.Entry.Level, e.Entry.Text, e.Entry.URL))
+		}
+	case *network.EventRequestWillBeSent:
+		b.reqs++
+		u, err := url.Parse(e.Request.URL)
+		if err != nil || (u.Scheme != "data" && u.Host != b.host) {
+			b.bad = append(b.bad, "a request to another host: "+e.Request.URL)
+		}
+	case *network.EventLoadingFailed:
+		b.bad = append(b.bad, fmt.Sprintf("request failed: %s %s", e.ErrorText, e.BlockedReason))
+	case *network.EventResponseReceived:
+		if e.Response.Status >= 400 {
+			b.bad = append(b.bad, fmt.Sprintf("HTTP %d: %s", e.Response.Status, e.Response.URL))
+		}
+	}
+}
+
+func (b *browserLog) problems() ([]string, int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.bad...), b.reqs
+}
+
+// screenshotDir is $VIGIL_UI_SCREENSHOTS, or the test's artifact
+// directory (kept with go test -artifacts).
+func screenshotDir(t *testing.T) string {
+	if d := os.Getenv("VIGIL_UI_SCREENSHOTS"); d != "" {
+		require.NoError(t, os.MkdirAll(d, 0o755))
+		return d
+	}
+	return t.ArtifactDir()
+}
+
+// TestUIInBrowser opens the UI of a Vigil that ran the NVLink demo in
+// headless Chromium: from / it clicks through to the training stall's
+// incident, and reads from the DOM that the page names gpu-node-06,
+// NVLink and the action, and that the NVLink evidence is plotted with the
+// faulty GPUs' series and the peers' band. No page may log an error, fail
+// a request or ask another host for anything. A screenshot of each page
+// goes to screenshotDir.
+func TestUIInBrowser(t *testing.T) {
+	bin := chromium(t)
+	base := startDemo(t)
+	u, err := url.Parse(base)
+	require.NoError(t, err)
+	blog := &browserLog{host: u.Host}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin),
+		chromedp.NoSandbox, chromedp.Flag("headless", true), chromedp.Flag("disable-gpu", true))
+	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(blog.listen))
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	dir := screenshotDir(t)
+	shoot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), png, 0o644))
+	}
+
+	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(chromedp.CSS("table.incidents"))))
+	list, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
+	require.NoError(t, err)
+	require.Contains(t, list, "training_stall")
+	require.Contains(t, list, "gpu-node-06 NVLink degradation")
+	shoot("incidents.png")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.Search(`//a[@class="incident-link"][text()="training_stall"]`)),
+		chromedp.WaitVisible(chromedp.CSS("article.cause"))))
+	loc, err := chromedp.Run(ctx, chromedp.Location())
+	require.NoError(t, err)
+	require.Regexp(t, `/incidents/[0-9a-f]+$`, loc)
+	text, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("main")))
+	require.NoError(t, err)
+	require.Contains(t, text, "training_stall")
+	require.Contains(t, text, "gpu-node-06 NVLink degradation")
+	require.Contains(t, text, "Do: drain gpu-node-06 and reset the GPU")
+
+	type plot struct {
+		Series []string `json:"series"`
+		Bands  int      `json:"bands"`
+		Peers  string   `json:"peers"`
+		Onset  bool     `json:"onset"`
+		Query  string   `json:"query"`
+	}
+	p, err := chromedp.Run(ctx, chromedp.Evaluate[plot](`(() => {
+		const li = document.querySelector('li.evidence-item[data-signal="DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL"]');
+		const svg = li.querySelector("svg.evidence-plot");
+		const band = svg.querySelector("path.band-range");
+		return {
+			series: [...svg.querySelectorAll("path.series.faulty")].filter(p => p.getAttribute("d").startsWith("M")).map(p => p.dataset.series),
+			bands: [...svg.querySelectorAll("path.band")].filter(p => p.getAttribute("d").includes("Z")).length,
+			peers: band ? band.dataset.peers : "",
+			onset: svg.querySelector("line.onset") !== null,
+			query: li.querySelector("pre.query code").textContent,
+		};
+	})()`))
+	require.NoError(t, err)
+	require.Contains(t, p.Series, "Hostname=gpu-node-06 gpu=3", "the faulty GPU's series")
+	require.Len(t, p.Series, 8, "the node's eight GPUs")
+	require.Equal(t, 2, p.Bands, "the peers' min–max and quartiles")
+	require.Equal(t, "56", p.Peers, "the job's 7 other nodes × 8 GPUs")
+	require.True(t, p.Onset)
+	require.Equal(t, `DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL{Hostname="gpu-node-06"}`, p.Query)
+	shoot("incident.png")
+
+	// The other incident, by the navigation bar and the list.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.Search(`//header//nav/a[text()="Incidents"]`)),
+		chromedp.WaitVisible(chromedp.CSS("table.incidents")),
+		chromedp.Click(chromedp.Search(`//a[@class="incident-link"][text()="nvlink_degraded"]`)),
+		chromedp.WaitVisible(chromedp.CSS("article.cause"))))
+	shoot("incident-nvlink.png")
+
+	bad, reqs := blog.problems()
+	require.Empty(t, bad)
+	require.Greater(t, reqs, 3, "the listener saw the pages' requests")
+	t.Logf("screenshots in %s", dir)
+}
