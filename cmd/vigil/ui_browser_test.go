@@ -131,7 +131,8 @@ func screenshotDir(t *testing.T) string {
 // headless Chromium: from / it clicks through to the training stall's
 // incident, and reads from the DOM that the page names gpu-node-06,
 // NVLink and the action, and that the NVLink evidence is plotted with the
-// faulty GPUs' series and the peers' band. No page may log an error, fail
+// faulty GPUs' series and the peers' band; on /gpus the faulty GPU's cell
+// carries the cause. No page may log an error, fail
 // a request or ask another host for anything. A screenshot of each page
 // goes to screenshotDir.
 func TestUIInBrowser(t *testing.T) {
@@ -211,6 +212,29 @@ func TestUIInBrowser(t *testing.T) {
 		chromedp.Click(chromedp.Search(`//a[@class="incident-link"][text()="nvlink_degraded"]`)),
 		chromedp.WaitVisible(chromedp.CSS("article.cause"))))
 	shoot("incident-nvlink.png")
+
+	// The GPU grid: gpu-node-06 GPU 3 carries the incident's cause, the
+	// reason on hover, and links to it.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.Search(`//header//nav/a[text()="GPUs"]`)),
+		chromedp.WaitVisible(chromedp.CSS("table.gpu-grid"))))
+	type cell struct {
+		Cells  int    `json:"cells"`
+		Health string `json:"health"`
+		Title  string `json:"title"`
+		Href   string `json:"href"`
+	}
+	c, err := chromedp.Run(ctx, chromedp.Evaluate[cell](`(() => {
+		const row = [...document.querySelectorAll("table.gpu-grid tr")].find(r => r.querySelector("th").textContent === "gpu-node-06");
+		const g = [...row.querySelectorAll(".gpu")].find(e => e.textContent === "3");
+		return {cells: document.querySelectorAll("table.gpu-grid .gpu").length, health: g.dataset.health, title: g.title, href: g.getAttribute("href") || ""};
+	})()`))
+	require.NoError(t, err)
+	require.Equal(t, 80, c.Cells, "10 nodes × 8 GPUs")
+	require.Equal(t, "nvlink_degraded", c.Health)
+	require.Contains(t, c.Title, "gpu-node-06 GPU 3: nvlink_degraded — gpu-node-06 NVLink degradation")
+	require.Regexp(t, `^/incidents/[0-9a-f]+$`, c.Href)
+	shoot("gpus.png")
 
 	bad, reqs := blog.problems()
 	require.Empty(t, bad)

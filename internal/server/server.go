@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -393,9 +394,15 @@ func (s *Server) newAPI(ln net.Listener, rw *remotewrite.Handler, pushed *push.H
 	if s.ev != nil {
 		uo.Incidents = s.ev.tracker
 	}
-	if opts.UI, err = ui.New(uo); err != nil {
+	web, err := ui.New(uo)
+	if err != nil {
 		return nil, err
 	}
+	opts.UI = web
+	if opts.Extra == nil {
+		opts.Extra = map[string]http.Handler{}
+	}
+	opts.Extra["/api/v1/gpus"] = web.GPUsAPI()
 	return api.New(opts)
 }
 

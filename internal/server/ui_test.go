@@ -24,6 +24,8 @@ func TestUIOnTheAPIListener(t *testing.T) {
 	f("/incidents", http.StatusOK, "Nothing is open")
 	f("/incidents/nope", http.StatusNotFound, "There is no incident")
 	f("/api/v1/incidents", http.StatusOK, `"incidents":[]`)
+	f("/gpus", http.StatusOK, "No GPU reports to Vigil")
+	f("/api/v1/gpus", http.StatusOK, `"gpus":0`)
 	f("/api/v1/query?query=1", http.StatusOK, `"status":"success"`)
 	f("/-/healthy", http.StatusOK, "Vigil is Healthy.")
 	f("/-/ready", http.StatusOK, "Vigil is Ready.")

@@ -36,6 +36,7 @@ func (h *Handler) registry() []page {
 		{pattern: "GET /{$}", title: "Incidents", template: "incidents.html", data: h.incidentsPage},
 		{pattern: "GET /incidents", nav: "Incidents", path: "/incidents", title: "Incidents", template: "incidents.html", data: h.incidentsPage},
 		{pattern: "GET /incidents/{id}", title: "Incident", template: "incident.html", data: h.incidentPage},
+		{pattern: "GET /gpus", nav: "GPUs", path: "/gpus", title: "GPUs", template: "gpus.html", data: h.gpusPage},
 	}
 }
 

@@ -1,6 +1,7 @@
 package ui_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -52,6 +53,21 @@ func openStore(t *testing.T) *store.Embedded {
 				l := labels.FromStrings("__name__", "nvlink_bytes", "Hostname", node, "gpu", fmt.Sprint(g), "namespace", "train", "pod", evil)
 				_, err := app.Append(0, l, 0, ts.UnixMilli(), v, nil, nil, storage.AOptions{})
 				require.NoError(t, err)
+			}
+		}
+		// Each GPU's temperature and utilization (what /gpus reads); the
+		// notebook's GPU is idle, and one node's name must show as text.
+		for n, node := range []string{"gpu-node-00", "gpu-node-01", "gpu-node-02", "gpu-node-03", "gpu-node-09", evil} {
+			util := 80.0
+			if node == "gpu-node-09" {
+				util = 0
+			}
+			for g := range min(2, 6-n) {
+				for name, v := range map[string]float64{"DCGM_FI_DEV_GPU_TEMP": 60, "DCGM_FI_DEV_GPU_UTIL": util} {
+					l := labels.FromStrings("__name__", name, "Hostname", node, "gpu", fmt.Sprint(g), "UUID", fmt.Sprintf("GPU-%d-%d", n, g))
+					_, err := app.Append(0, l, 0, ts.UnixMilli(), v, nil, nil, storage.AOptions{})
+					require.NoError(t, err)
+				}
 			}
 		}
 		// An idle GPU of another namespace, which is no peer of the job's.
@@ -195,7 +211,7 @@ func TestIncidentPage(t *testing.T) {
 
 func TestEscapesLabelValues(t *testing.T) {
 	srv := newServer(t, testIncidents())
-	for _, path := range []string{"/incidents", "/incidents/abc123"} {
+	for _, path := range []string{"/incidents", "/incidents/abc123", "/gpus"} {
 		_, body := get(t, srv, path)
 		require.NotContains(t, body, evil, path)
 		require.Contains(t, body, "&lt;script&gt;alert(1)&lt;/script&gt;", path)
@@ -246,4 +262,79 @@ func TestStylesheet(t *testing.T) {
 func TestNewWithoutStore(t *testing.T) {
 	_, err := ui.New(ui.Options{})
 	require.EqualError(t, err, "ui: no store")
+}
+
+func TestGPUs(t *testing.T) {
+	inc := testIncidents()
+	since := onset
+	inc = append(inc, incident.Incident{ID: "xid1", Kind: "nvlink_degraded", State: incident.StateFiring, Since: onset, LastSeen: now,
+		Causes: []diagnose.Cause{{Rank: 1, Kind: "gpu_xid_error", Entity: diagnose.Entity{"node": "gpu-node-01", "gpu": "1"}, Confidence: 0.9, Since: &since, Summary: "XID 48 on gpu-node-01 GPU 1"}}})
+	h, err := ui.New(ui.Options{Store: openStore(t), Incidents: inc, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	code, body := get(t, srv, "/gpus")
+	require.Equal(t, http.StatusOK, code)
+	requireOffline(t, body)
+	require.Contains(t, body, "11 GPUs on 6 nodes at 2026-11-12 03:00:00 UTC:")
+	require.Regexp(t, `<span class="hcount h-cause">1 gpu_xid_error</span>, <span class="hcount h-idle">2 idle</span>, <span class="hcount h-ok">8 ok</span>`, body, "the answer first, worst first")
+	require.Contains(t, body, `<a class="gpu h-cause" href="/incidents/xid1" data-health="gpu_xid_error" title="gpu-node-01 GPU 1: gpu_xid_error — XID 48 on gpu-node-01 GPU 1">1</a>`,
+		"the cause of an open incident wins, and links to it")
+	require.Contains(t, body, `title="gpu-node-09 GPU 0: idle — utilization 0%">0</span>`, "the reason on hover")
+	require.Contains(t, body, `<tr class="node-nvlink_degraded" title="nvlink_degraded: gpu-node-03 NVLink degradation">`, "a cause on the node marks its row")
+	require.Contains(t, body, `href="/incidents/abc123" data-health="ok"`, "the node's GPUs link to its incident")
+
+	api := httptest.NewServer(h.GPUsAPI())
+	defer api.Close()
+	resp, err := api.Client().Get(api.URL + "/api/v1/gpus?time=2026-11-12T03:00:00Z")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct {
+		Status string `json:"status"`
+		Data   struct {
+			GPUs   int `json:"gpus"`
+			Counts []struct {
+				Health string `json:"health"`
+				N      int    `json:"gpus"`
+			} `json:"counts"`
+			Nodes []struct {
+				Node string `json:"node"`
+				GPUs []struct {
+					GPU, Health, Incident string
+				} `json:"gpus"`
+			} `json:"nodes"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.Equal(t, "success", out.Status)
+	require.Equal(t, 11, out.Data.GPUs)
+	require.Equal(t, "gpu_xid_error", out.Data.Counts[0].Health)
+	found := false
+	for _, n := range out.Data.Nodes {
+		if n.Node == "gpu-node-01" {
+			require.Equal(t, "xid1", n.GPUs[1].Incident)
+			require.Equal(t, "gpu_xid_error", n.GPUs[1].Health)
+			found = true
+		}
+	}
+	require.True(t, found, "gpu-node-01 in %+v", out.Data.Nodes)
+
+	resp, err = api.Client().Get(api.URL + "/api/v1/gpus?time=soon")
+	require.NoError(t, err)
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.NoError(t, resp.Body.Close())
+}
+
+func TestGPUsEmpty(t *testing.T) {
+	s, err := store.OpenEmbedded(store.DefaultEmbeddedConfig(t.TempDir()), func() time.Time { return now }, nil, nil)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, s.Close()) }()
+	h, err := ui.New(ui.Options{Store: s, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	code, body := get(t, srv, "/gpus")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "No GPU reports to Vigil")
+	require.Contains(t, body, "the store holds no data")
 }
