@@ -72,6 +72,7 @@ fuzz:
 	$(GO) test ./internal/logsignals -run '^$$' -fuzz '^FuzzSeverityOf$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/logtemplates -run '^$$' -fuzz '^FuzzAdd$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/logtemplates -run '^$$' -fuzz '^FuzzMask$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/logtemplates -run '^$$' -fuzz '^FuzzLocation$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/redact -run '^$$' -fuzz '^FuzzString$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/redact -run '^$$' -fuzz '^FuzzValueJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/redact -run '^$$' -fuzz '^FuzzJSONParser$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x

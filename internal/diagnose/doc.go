@@ -61,6 +61,23 @@
 //     (BenchmarkLogBreaks, one pod's 200 info templates over an hour at
 //     30 s: 3.6 ms steady, 0.44 s when the pod's traffic halves and every
 //     template's rate falls; 25 s before these bounds).
+//     Where the records name their spans, the steps of one request are
+//     known, not guessed from the minutes' counts:
+//     vigil_log_template_successions_total counts the records of a
+//     template that came next after another's in the same span. A
+//     succession break is the second template no longer coming next after
+//     the first while the first goes on: the same two tests (its own
+//     rate's fall; a 2×2 table, here of the succession against the rest of
+//     the first template's records, with the share's dispersion), paid for
+//     with the pairs. A path no longer called stops both and breaks
+//     nothing; a helper statement that two paths log hardly falls when one
+//     path breaks before it, but its succession in that path does.
+//     The first step the logs cover counts for the share of it they cover
+//     (at least half, or it is left out): its records are of that time
+//     only, in the rates' time shares and in the dispersion, where each
+//     count's square is taken over its share (a data set that keeps a
+//     minute of logs before an injection has four 15 s steps of history,
+//     and a break in the first is a break).
 //   - Quantiles of few requests (generic.go, thinQuantiles). A summary's
 //     quantile q whose _count rose by n since its previous sample has n(1-q)
 //     observations above it; under one it is the slowest request, not the
@@ -77,7 +94,13 @@
 //     saturate, the generic layer's order breaks the tie (rank.go), not the
 //     entities' names. (Making the confidences follow the bound as well cost
 //     Online Boutique 0.50 → 0.38 and the graph suite a fault's recall: not
-//     done.)
+//     done.) Between the two kinds of evidence the order decides: an
+//     entity is no surer than one ranked before it on the other kind
+//     (metrics' spreads, a log test's p-value), since the two confidences
+//     come from scales of their own (hundreds of spreads over a few
+//     minutes' history against deviates of 2–5 from the tests), and they
+//     meet only on the bounded deviates; within one kind, its confidences
+//     order as before.
 //   - Shared series (generic.go, markShared). A series that several
 //     entities report reading for reading (a node's column that every pod
 //     on it carries) is the evidence of what they share: it ranks them

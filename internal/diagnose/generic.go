@@ -98,6 +98,9 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 		onset = scores[0].first // the logs' rise is the only change
 	}
 	ranked := make([]genericRanked, 0, len(scores))
+	// capOf is the least confidence of the entities ranked so far whose
+	// evidence was the metrics' (false) or the logs' (true).
+	capOf := map[bool]float64{false: 1, true: 1}
 	for i, s := range scores {
 		if s.z <= 0 {
 			continue
@@ -110,15 +113,26 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 		}
 		if i > 0 {
 			conf *= math.Min(1, s.z/scores[0].z)
-			// No surer than an entity ranked before it: the order is the
-			// evidence's, bounded by its history (historyBound).
 		}
+		// No surer than an entity ranked before it on the other kind of
+		// evidence: the metrics' spreads and a log test's p-value meet on
+		// the order, the deviates bounded by their history
+		// (historyBound), not on their confidences, which come from
+		// scales of their own. Within one kind its own confidence orders.
+		_, fromLogs := usedLogs[s.entity]
+		conf = math.Min(conf, capOf[!fromLogs])
+		capOf[fromLogs] = math.Min(capOf[fromLogs], conf)
 		r := genericRanked{genericScore: s, conf: conf}
 		if l, ok := usedLogs[s.entity]; ok {
 			r.evidence = []Evidence{v.logEvidence(label, l)}
 			r.headline = fmt.Sprintf("%s %s: %s records of one template rose", label, s.entity, l.severity)
 			r.action = fmt.Sprintf("read %s %s's %s records since %s: %q", label, s.entity, l.severity, v.time(l.at).Format("15:04:05"), l.template)
-			if l.partner != "" {
+			switch {
+			case l.follows != "":
+				r.headline = fmt.Sprintf("%s %s: a step of its code path is no longer logged", label, s.entity)
+				r.action = fmt.Sprintf("find where %s %s's requests fail since %s, between two steps of one request: %q is still logged, %q no longer comes after it",
+					label, s.entity, v.time(l.at).Format("15:04:05"), l.follows, l.template)
+			case l.partner != "":
 				r.headline = fmt.Sprintf("%s %s: a step of its code path is no longer logged", label, s.entity)
 				r.action = fmt.Sprintf("find where %s %s's requests fail since %s: they still log %q but no longer %q",
 					label, s.entity, v.time(l.at).Format("15:04:05"), l.partner, l.template)
@@ -503,7 +517,7 @@ func genericSeriesOf(raw []rawSeries, entityLabels []string) []genericSeries {
 			out = append(out, genericSeries{entity: ent, name: short, v: increases(r.v)})
 			continue
 		case strings.HasSuffix(name, "_total"):
-			out = append(out, genericSeries{entity: ent, name: short, v: increases(r.v), log: name == metricLogTemplates})
+			out = append(out, genericSeries{entity: ent, name: short, v: increases(r.v), log: name == metricLogTemplates || name == metricLogSuccessions})
 			continue
 		}
 		if q, err := strconv.ParseFloat(r.lset.Get("quantile"), 64); err == nil && q > 0 && q < 1 {

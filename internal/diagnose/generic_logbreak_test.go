@@ -111,3 +111,97 @@ func TestLogBreakDecoys(t *testing.T) {
 		})
 	}
 }
+
+// lineAudit is a helper statement that two code paths log: contacts'
+// lookup after "contacts found", and its busy sync job, five times as
+// often, after "sync batch".
+const (
+	lineAudit = "INFO  c.s.AuditLog#12 [audit][record %d written]"
+	lineSync  = "INFO  c.s.SyncJob#20 [sync][sync batch %d]"
+)
+
+// TestLogSuccessionBreak: where a step of a code path is a statement that
+// another path logs too, its own count hardly falls when one path breaks
+// before it (here by a sixth), but within the broken path's spans it no
+// longer comes next after the step before it: the service ranks first
+// by the succession, with both templates and the query of its share as
+// evidence. At half size (every other lookup still gets there) it ranks
+// first too.
+func TestLogSuccessionBreak(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		after   []logLine
+		atLeast float64
+	}{
+		{"stops", nil, 0.5},
+		{"half", []logLine{{service: "contacts", body: lineAudit, every: 10 * time.Second, from: 20 * time.Minute, span: 3}}, 0.2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := append(infoBackground[:len(infoBackground):len(infoBackground)],
+				logLine{service: "contacts", body: lineFound, every: 5 * time.Second, span: 1},
+				logLine{service: "contacts", body: lineAudit, every: 5 * time.Second, to: 20 * time.Minute, span: 1},
+				logLine{service: "contacts", body: lineSync, every: time.Second, span: 2},
+				logLine{service: "contacts", body: lineAudit, every: time.Second, span: 2})
+			if tc.after != nil {
+				// Every other lookup: the span of the 10 s line's k-th record
+				// is the 5 s line's 2k-th.
+				lines = append(lines, logLine{service: "contacts", body: lineFound, every: 10 * time.Second, from: 20 * time.Minute, span: 3})
+			}
+			rep := diagnoseLogs(t, append(lines, tc.after...)...)
+			require.NotEmpty(t, rep.Causes)
+			c := rep.Causes[0]
+			require.Equal(t, diagnose.Entity{"service": "contacts"}, c.Entity, "%+v", rep.Causes)
+			ev := c.Evidence[0]
+			require.Contains(t, ev.Signal, "vigil_log_template_successions_total")
+			require.Contains(t, ev.Summary, "no longer came next after")
+			require.Contains(t, ev.Summary, "contacts found")
+			require.Contains(t, ev.Query, `sum(increase(vigil_log_template_successions_total{service="contacts", template="c.s.ContactsServiceImpl#34`)
+			require.NotNil(t, c.Since)
+			require.WithinDuration(t, time.Date(2026, 12, 2, 10, 20, 0, 0, time.UTC), *c.Since, 30*time.Second)
+			require.GreaterOrEqual(t, c.Confidence, tc.atLeast)
+			for _, o := range rep.Causes[1:] {
+				require.Less(t, o.Confidence, 0.5, "%s", o.Entity)
+			}
+		})
+	}
+}
+
+// TestLogSuccessionDecoys: no succession breaks where none did. A path
+// that is no longer called stops its steps but none of them fails to
+// follow another within a span (the pair test between templates, which
+// knows no spans, can still read its first step's stop as a break: logs
+// alone cannot tell the two apart). A path whose share of the traffic
+// changes (the sync job twice as often) leaves each step coming next
+// after the same one: nothing ranks.
+func TestLogSuccessionDecoys(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		lines []logLine
+		quiet bool
+	}{
+		{"path_no_longer_called", []logLine{
+			{service: "contacts", body: lineFound, every: 5 * time.Second, to: 20 * time.Minute, span: 1},
+			{service: "contacts", body: lineAudit, every: 5 * time.Second, to: 20 * time.Minute, span: 1},
+			{service: "contacts", body: lineSync, every: time.Second, span: 2},
+			{service: "contacts", body: lineAudit, every: time.Second, span: 2},
+		}, false},
+		{"mix_changes", []logLine{
+			{service: "contacts", body: lineFound, every: 5 * time.Second, span: 1},
+			{service: "contacts", body: lineAudit, every: 5 * time.Second, span: 1},
+			{service: "contacts", body: lineSync, every: time.Second, to: 20 * time.Minute, span: 2},
+			{service: "contacts", body: lineAudit, every: time.Second, to: 20 * time.Minute, span: 2},
+			{service: "contacts", body: lineSync, every: 500 * time.Millisecond, from: 20 * time.Minute, span: 4},
+			{service: "contacts", body: lineAudit, every: 500 * time.Millisecond, from: 20 * time.Minute, span: 4},
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := diagnoseLogs(t, append(infoBackground[:len(infoBackground):len(infoBackground)], tc.lines...)...)
+			for _, c := range rep.Causes {
+				require.NotContains(t, c.Evidence[0].Summary, "no longer came next after", "%s", c.Entity)
+				if tc.quiet {
+					require.Less(t, c.Confidence, 0.5, "%s %s", c.Entity, c.Evidence[0].Summary)
+				}
+			}
+		})
+	}
+}

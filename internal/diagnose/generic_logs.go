@@ -15,8 +15,13 @@ import (
 )
 
 // metricLogTemplates is internal/logsignals' count of records by entity,
-// level and template (Drain).
-const metricLogTemplates = "vigil_log_templates_total"
+// level and template (Drain); metricLogSuccessions its count of records
+// of a template (next) that came next after one of another (template) in
+// the same span.
+const (
+	metricLogTemplates   = "vigil_log_templates_total"
+	metricLogSuccessions = "vigil_log_template_successions_total"
+)
 
 // logTemplateCounts is one template series' records before and after the
 // step it rose at, or, for a break, fell at next to its partner's.
@@ -28,9 +33,13 @@ type logTemplateCounts struct {
 	at  int
 	phi float64
 	// partner is set for a break: the template whose records went on
-	// (partnerBefore, partnerAfter) while this one's fell.
+	// (partnerBefore, partnerAfter) while this one's fell. For a broken
+	// succession (after set), template is the one that no longer came
+	// next after the template follows, and the partner's counts are
+	// follows' records that something else (or nothing) followed.
 	partner                     string
 	partnerBefore, partnerAfter float64
+	follows                     string
 }
 
 // logScore is an entity's strongest template change: its one-sided
@@ -53,8 +62,37 @@ type templateBins struct {
 	// source is the series' labels but its level and template: the pod
 	// (or process) whose code path the templates trace.
 	source string
-	bins   []float64
-	total  float64
+	// follows is, for a succession series, the template whose records
+	// this one's came next after in their spans.
+	follows string
+	bins    []float64
+	total   float64
+	// w0 is the share of the first step that the logs cover (0: all of
+	// it, as 1): its count is of that time only.
+	w0 float64
+}
+
+// cover0 is the share of the first step covered (w0, 1 where unset).
+func (b templateBins) cover0() float64 {
+	if b.w0 <= 0 {
+		return 1
+	}
+	return b.w0
+}
+
+// squares is Σ x²/w over the bins, each count over the share of its step
+// covered (for the dispersion: a count of part of a step is compared
+// with the rate over that part), and the bins' time in steps.
+func (b templateBins) squares() (sq []float64, steps float64) {
+	sq = make([]float64, len(b.bins))
+	w := b.cover0()
+	for i, x := range b.bins {
+		sq[i] = x * x
+		if i == 0 {
+			sq[i] /= w
+		}
+	}
+	return sq, float64(len(b.bins)-1) + w
 }
 
 // warnOrAbove tells the levels whose records say something went wrong.
@@ -100,12 +138,12 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 		v float64
 	}
 	type rawTemplate struct {
-		entity, severity, template, source string
-		samples                            []sample
+		entity, severity, template, follows, source string
+		samples                                     []sample
 	}
 	var all []rawTemplate
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
-	ss := q.Select(ctx, false, nil, labels.MustNewMatcher(labels.MatchEqual, model.MetricNameLabel, metricLogTemplates))
+	ss := q.Select(ctx, false, nil, labels.MustNewMatcher(labels.MatchRegexp, model.MetricNameLabel, metricLogTemplates+"|"+metricLogSuccessions))
 	var it chunkenc.Iterator
 	for ss.Next() {
 		s := ss.At()
@@ -114,7 +152,13 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 			continue
 		}
 		r := rawTemplate{severity: lset.Get("severity"), template: lset.Get("template"),
-			source: labels.NewBuilder(lset).Del(model.MetricNameLabel, "severity", "template").Labels().String()}
+			source: labels.NewBuilder(lset).Del(model.MetricNameLabel, "severity", "template", "next").Labels().String()}
+		if lset.Get(model.MetricNameLabel) == metricLogSuccessions {
+			r.template, r.follows = lset.Get("next"), r.template
+			if r.template == "" || r.follows == "" {
+				continue
+			}
+		}
 		for _, l := range names {
 			if r.entity = lset.Get(l); r.entity != "" {
 				break
@@ -130,7 +174,9 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 				continue
 			}
 			r.samples = append(r.samples, sample{t, f})
-			first, last = min(first, t), max(last, t)
+			if r.follows == "" {
+				first, last = min(first, t), max(last, t)
+			}
 		}
 		if err := it.Err(); err != nil {
 			return nil, fmt.Errorf("read %s: %w", metricLogTemplates, err)
@@ -142,20 +188,26 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 	if err := ss.Err(); err != nil {
 		return nil, fmt.Errorf("select %s: %w", metricLogTemplates, err)
 	}
-	if len(all) == 0 {
+	if len(all) == 0 || first > last {
 		return nil, nil
 	}
-	// The covered steps: b0 the first whose records are known (after the
-	// coverage's start), b1 the last.
+	// The covered steps: b0 the first whose records are known from the
+	// coverage's start on, for w0 of its length (a step covered for less
+	// than half of it is left out: its few records say too little of a
+	// rate), b1 the last.
 	c0 := max(first, v.start.UnixMilli())
 	stepMs, base := v.step.Milliseconds(), v.start.UnixMilli()
 	stepOf := func(t int64) int { return int(ceilDivMs(t-base, stepMs)) } // the step whose (t-step, t] holds t
-	b0, b1 := stepOf(c0)+1, min(stepOf(last), v.n-1)
+	b0, b1 := stepOf(c0), min(stepOf(last), v.n-1)
+	w0 := float64(base+int64(b0)*stepMs-c0) / float64(stepMs)
+	if w0 < 0.5 {
+		b0, w0 = b0+1, 1
+	}
 	if b1-b0 < 1 {
 		return nil, nil
 	}
 	splits := b1 - b0 // a split before each covered step but the first
-	var series []templateBins
+	var series, succ []templateBins
 	for _, r := range all {
 		bins := make([]float64, b1-b0+1)
 		// Each sample's rise over the one before it (a drop is a restart:
@@ -182,12 +234,18 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 				total += inc
 			}
 		}
-		if total > 0 {
-			series = append(series, templateBins{entity: r.entity, severity: r.severity, template: r.template, source: r.source, bins: bins, total: total})
+		if total == 0 {
+			continue
+		}
+		tb := templateBins{entity: r.entity, severity: r.severity, template: r.template, follows: r.follows, source: r.source, bins: bins, total: total, w0: w0}
+		if r.follows != "" {
+			succ = append(succ, tb)
+		} else {
+			series = append(series, tb)
 		}
 	}
 	rises, tested := logRises(series, b0, splits)
-	breaks, pairs := logBreaks(series, b0, splits)
+	breaks, pairs := logBreaks(series, succ, b0, splits)
 	out := map[string]logScore{}
 	for _, e := range slices.Sorted(maps.Keys(tested)) {
 		s, ok := rises[e]
@@ -211,7 +269,7 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 			continue
 		}
 		s.z = upperDeviate(s.p)
-		s.t0, s.t1 = time.Duration(s.at-b0)*v.step, time.Duration(b1-s.at+1)*v.step
+		s.t0, s.t1 = time.Duration((float64(s.at-b0-1)+w0)*float64(v.step)), time.Duration(b1-s.at+1)*v.step
 		out[e] = s
 	}
 	return out, nil
@@ -235,17 +293,19 @@ func logRises(series []templateBins, b0, splits int) (map[string]logScore, map[s
 		bins, total := r.bins, r.total
 		c := logTemplateCounts{entity: r.entity, severity: r.severity, template: r.template}
 		bestP := 2.0
+		sq, steps := r.squares()
 		squares := 0.0
-		for _, x := range bins {
-			squares += x * x
+		for _, x := range sq {
+			squares += x
 		}
 		before, sqBefore := 0.0, 0.0
 		for k := 1; k < len(bins); k++ {
 			before += bins[k-1]
-			sqBefore += bins[k-1] * bins[k-1]
+			sqBefore += sq[k-1]
 			after := total - before
-			phi := dispersion(len(bins), k, before, after, sqBefore, squares-sqBefore)
-			p := binomialUpperTail(after/phi, total/phi, float64(len(bins)-k)/float64(len(bins)))
+			tAfter := float64(len(bins) - k)
+			phi := dispersion(len(bins), steps-tAfter, tAfter, before, after, sqBefore, squares-sqBefore)
+			p := binomialUpperTail(after/phi, total/phi, tAfter/steps)
 			if p < bestP {
 				bestP, c.before, c.after, c.at, c.phi = p, before, after, b0+k, phi
 			}
@@ -259,14 +319,17 @@ func logRises(series []templateBins, b0, splits int) (map[string]logScore, map[s
 }
 
 // logBreaks tests each series below warning level against every other
-// series below warning of its source for a break (logBreak); it returns
-// each entity's best (its p corrected for the splits, not yet for its
-// pairs) and how many pairs each entity had tested. Since a break's
-// p-value is at least its own rate's fall's, a template whose rate fell at
-// no split by enough to score after the corrections (p ≥ 0.5 over the
-// splits and the entity's pairs) is not paired at all: in a healthy
-// service that is nearly every template, so the pairs cost little.
-func logBreaks(series []templateBins, b0, splits int) (map[string]logScore, map[string]int) {
+// series below warning of its source for a break (logBreak), and each
+// succession below warning (records of a template that came next after
+// one of another in the same span) against the rest of the records it
+// came next after (successionBreaks); it returns each entity's best (its
+// p corrected for the splits, not yet for its pairs) and how many pairs
+// and successions each entity had tested. Since a break's p-value is at
+// least its own rate's fall's, a template whose rate fell at no split by
+// enough to score after the corrections (p ≥ 0.5 over the splits and the
+// entity's pairs) is not paired at all: in a healthy service that is
+// nearly every template, so the pairs cost little.
+func logBreaks(series, succ []templateBins, b0, splits int) (map[string]logScore, map[string]int) {
 	bySource := map[string][]int{}
 	for i, r := range series {
 		if !warnOrAbove(r.severity) {
@@ -279,7 +342,18 @@ func logBreaks(series []templateBins, b0, splits int) (map[string]logScore, map[
 			pairs[series[i].entity] += len(idx) - 1
 		}
 	}
+	for _, r := range succ {
+		if !warnOrAbove(r.severity) {
+			pairs[r.entity]++
+		}
+	}
 	best := map[string]logScore{}
+	keep := func(c logTemplateCounts, p float64) {
+		p = math.Min(1, p*float64(splits))
+		if cur, had := best[c.entity]; !had || p < cur.p {
+			best[c.entity] = logScore{logTemplateCounts: c, p: p}
+		}
+	}
 	for _, src := range slices.Sorted(maps.Keys(bySource)) {
 		idx := bySource[src]
 		for _, i := range idx {
@@ -293,18 +367,55 @@ func logBreaks(series []templateBins, b0, splits int) (map[string]logScore, map[
 				if j == i {
 					continue
 				}
-				c, p, ok := logBreak(r, series[j], b0, rates, bound)
-				if !ok {
-					continue
-				}
-				p = math.Min(1, p*float64(splits))
-				if cur, had := best[r.entity]; !had || p < cur.p {
-					best[r.entity] = logScore{logTemplateCounts: c, p: p}
+				if c, p, ok := logBreak(r, series[j], b0, rates, bound); ok {
+					keep(c, p)
 				}
 			}
 		}
 	}
+	successionBreaks(series, succ, b0, splits, pairs, keep)
 	return best, pairs
+}
+
+// successionBreaks tests each succession below warning (b's records that
+// came next after a's in the same span) for a break against the rest of
+// a's records (those that something else, or nothing, came next after):
+// the same two tests as logBreak's, b's own rate's fall and its fall
+// behind the rest. Where a request fails between two log statements of
+// one span, the second no longer comes next after the first, however
+// the traffic of the service's other code paths mixes: the share is
+// per record of a, not per minute of the service's lines. Both must be
+// below warning; a's records must have gone on after the split (the
+// rest has some), so that a code path no longer called breaks nothing.
+func successionBreaks(series, succ []templateBins, b0, splits int, pairs map[string]int, keep func(logTemplateCounts, float64)) {
+	type key struct{ source, template string }
+	from := map[key]int{}
+	for i, r := range series {
+		if !warnOrAbove(r.severity) {
+			from[key{r.source, r.template}] = i
+		}
+	}
+	for _, s := range succ {
+		i, ok := from[key{s.source, s.follows}]
+		if warnOrAbove(s.severity) || !ok {
+			continue
+		}
+		bound := 0.5 / float64(max(1, splits*pairs[s.entity]))
+		rates, any := rateFalls(s, bound)
+		if !any {
+			continue
+		}
+		a := series[i]
+		rest := templateBins{entity: a.entity, severity: a.severity, template: a.template, source: a.source, bins: make([]float64, len(a.bins)), w0: a.w0}
+		for k, x := range a.bins {
+			rest.bins[k] = math.Max(0, x-s.bins[k])
+			rest.total += rest.bins[k]
+		}
+		if c, p, ok := logBreak(s, rest, b0, rates, bound); ok {
+			c.follows = s.follows
+			keep(c, p)
+		}
+	}
 }
 
 // rateFalls is, for each split k of b's bins, the p-value of its records'
@@ -314,23 +425,25 @@ func logBreaks(series []templateBins, b0, splits int) (map[string]logScore, map[
 func rateFalls(b templateBins, bound float64) ([]float64, bool) {
 	n := len(b.bins)
 	out := make([]float64, n)
+	sq, steps := b.squares()
 	squares := 0.0
-	for _, x := range b.bins {
-		squares += x * x
+	for _, x := range sq {
+		squares += x
 	}
 	before, sqBefore := 0.0, 0.0
 	any := false
 	out[0] = math.NaN()
 	for k := 1; k < n; k++ {
 		before += b.bins[k-1]
-		sqBefore += b.bins[k-1] * b.bins[k-1]
+		sqBefore += sq[k-1]
 		after := b.total - before
 		out[k] = math.NaN()
 		if before == 0 {
 			continue
 		}
-		rate := dispersion(n, k, before, after, sqBefore, squares-sqBefore)
-		x, m, q := after/rate, b.total/rate, float64(n-k)/float64(n)
+		tAfter := float64(n - k)
+		rate := dispersion(n, steps-tAfter, tAfter, before, after, sqBefore, squares-sqBefore)
+		x, m, q := after/rate, b.total/rate, tAfter/steps
 		if x >= m*q || binomialPoint(x, m, q) > bound {
 			continue // the tail is at least its first term: it cannot score
 		}
@@ -492,24 +605,26 @@ func fisherLowerTail(x, y, c, d float64) float64 {
 }
 
 // dispersion is the quasi-Poisson dispersion of a template's n counts per
-// step about a rate before step k and another after it (from the sides'
-// sums and sums of squares): Pearson's χ² over
+// step about a rate before a split and another after it (from the sides'
+// times in steps, sums and sums of squares, each count's square over the
+// share of its step covered): Pearson's χ² over
 // its degrees of freedom, at least 1. Logs come in bursts (a retry storm,
 // a batch job's hundred lines in one second); a count that bursts is
 // weaker evidence than as many records that came steadily, and dividing
 // the counts by the dispersion says by how much (McCullagh and Nelder,
 // Generalized Linear Models, §4.5).
-func dispersion(n, k int, before, after, sqBefore, sqAfter float64) float64 {
+func dispersion(n int, tBefore, tAfter, before, after, sqBefore, sqAfter float64) float64 {
 	if n < 3 {
 		return 1
 	}
-	// Σ(x-μ)²/μ over a side of sum S and sum of squares Q is Q/μ - S.
+	// Σ(x-μw)²/(μw) over a side of sum S, time T (in steps, Σw), rate
+	// μ = S/T and weighted sum of squares Q = Σ x²/w is Q/μ - S.
 	chi := 0.0
 	if before > 0 {
-		chi += sqBefore/(before/float64(k)) - before
+		chi += sqBefore/(before/tBefore) - before
 	}
 	if after > 0 {
-		chi += sqAfter/(after/float64(n-k)) - after
+		chi += sqAfter/(after/tAfter) - after
 	}
 	return math.Max(1, chi/float64(n-2))
 }
@@ -582,6 +697,16 @@ func (v *view) logEvidence(label string, s logScore) Evidence {
 			return t[:117] + "..."
 		}
 		return t
+	}
+	if s.follows != "" {
+		return Evidence{
+			Signal: fmt.Sprintf("%s{severity=%q, template=%q, next=%q}", metricLogSuccessions, s.severity, short(s.follows), short(s.template)),
+			Query: fmt.Sprintf("sum(increase(%s{%s=%q, template=%q, next=%q}[5m])) / sum(increase(%s{%s=%q, template=%q}[5m]))",
+				metricLogSuccessions, label, s.entity, s.follows, s.template, metricLogTemplates, label, s.entity, s.follows),
+			Summary: fmt.Sprintf("the code path broke: in the same span, this %s template no longer came next after %q: it did after %s of its %s records in the %s from %s, after %s of %s in the %s before: p = %.2g for a share that did not change (the best of %d template pairs and successions and their splits)",
+				s.severity, short(s.follows), fmtCount(s.logTemplateCounts.after), fmtCount(s.logTemplateCounts.after+s.partnerAfter), fmtDur(s.t1), v.time(s.at).Format("15:04:05"),
+				fmtCount(s.before), fmtCount(s.before+s.partnerBefore), fmtDur(s.t0), s.p, s.pairs),
+		}
 	}
 	if s.partner != "" {
 		return Evidence{

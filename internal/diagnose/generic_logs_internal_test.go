@@ -184,9 +184,9 @@ func TestDispersion(t *testing.T) {
 		}
 		chi += (x - mu) * (x - mu) / mu
 	}
-	require.InDelta(t, chi/float64(len(bins)-2), dispersion(len(bins), k, s0, s1, q0, q1), 1e-9)
-	require.Greater(t, dispersion(len(bins), k, s0, s1, q0, q1), 5.0, "a burst")
-	require.Equal(t, 1.0, dispersion(6, 3, 6, 6, 12, 12), "two a step throughout: as Poisson")
+	require.InDelta(t, chi/float64(len(bins)-2), dispersion(len(bins), float64(k), float64(len(bins)-k), s0, s1, q0, q1), 1e-9)
+	require.Greater(t, dispersion(len(bins), float64(k), float64(len(bins)-k), s0, s1, q0, q1), 5.0, "a burst")
+	require.Equal(t, 1.0, dispersion(6, 3, 3, 6, 6, 12, 12), "two a step throughout: as Poisson")
 }
 
 // TestFisherLowerTail against tables worked by hand: with b's 5 records
@@ -313,7 +313,7 @@ func BenchmarkLogBreaks(b *testing.B) {
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				logBreaks(series, 0, 119)
+				logBreaks(series, nil, 0, 119)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package diagnose_test
 
 import (
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -23,6 +24,9 @@ type logLine struct {
 	every         time.Duration
 	from, to      time.Duration
 	burst         int
+	// span, when set, puts the line's k-th record in span k of request
+	// path span: lines of one path and period are one request's steps.
+	span byte
 }
 
 // diagnoseLogs writes 30 minutes of the lines through internal/logsignals
@@ -67,6 +71,13 @@ func diagnoseLogs(t *testing.T, lines ...logLine) *diagnose.Report {
 					n++
 					lr := recs.AppendEmpty()
 					lr.SetTimestamp(pcommon.NewTimestampFromTime(start.Add(due)))
+					if l.span != 0 {
+						var id pcommon.SpanID
+						id[0] = l.span
+						binary.BigEndian.PutUint32(id[4:], uint32(k))
+						lr.SetTraceID(pcommon.TraceID{0: l.span, 15: 1})
+						lr.SetSpanID(id)
+					}
 					lr.Body().SetStr(fmt.Sprintf("%s "+l.body, start.Add(due).Format("15:04:05.000"), n))
 				}
 			}

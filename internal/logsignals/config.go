@@ -15,7 +15,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{MaxSeries: 10_000, Templates: TemplatesConfig{Enabled: true, MinSeverity: "info", MaxPerService: 200, MaxSeries: 10_000}}
+	return Config{MaxSeries: 10_000, Templates: TemplatesConfig{Enabled: true, MinSeverity: "info", MaxPerService: 200, MaxSeries: 10_000, Successions: true}}
 }
 
 // UnmarshalYAML copies the defaults in, decodes the fields the document

@@ -65,8 +65,14 @@ type Consumer struct {
 	// startMs is the clock's time at New; lastMs is the timestamp of the
 	// last write (0: none yet).
 	startMs, lastMs int64
-	// miners mine each service's templates (templates.go).
-	miners map[entity]*miner
+	// miners mine each service's templates; statements holds the label
+	// of each log statement whose records say where they were written,
+	// located how many each service has (templates.go).
+	miners     map[entity]*miner
+	statements map[statementKey]string
+	located    map[entity]int
+	// spans is each recent span's last mined record (successions.go).
+	spans spanMemory
 }
 
 // series is one counter's running total.
@@ -101,7 +107,7 @@ func New(cfg Config, app storage.AppendableV2, now func() time.Time, logger *slo
 	}
 	return &Consumer{
 		cfg: cfg, app: app, now: now, logger: logger.With("component", "logsignals"), m: m,
-		series: map[string]*series{}, startMs: now().UnixMilli(), miners: map[entity]*miner{},
+		series: map[string]*series{}, startMs: now().UnixMilli(), miners: map[entity]*miner{}, statements: map[statementKey]string{}, located: map[entity]int{},
 	}, nil
 }
 
@@ -128,6 +134,12 @@ type hit struct {
 	m   Match
 	sev Severity
 	msg string
+	// loc is the record's source location from its attributes.
+	loc string
+	// span is the record's span (inSpan: it names one), t its time.
+	span   spanKey
+	inSpan bool
+	t      int64
 }
 
 // ConsumeLogs counts the events of ld's records and appends every series
@@ -166,8 +178,15 @@ func (c *Consumer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 					e := entityOf(rl.Resource().Attributes())
 					ent = &e
 				}
-				hits = append(hits, hit{ent: ent, m: m, sev: sev, msg: msg})
-				newest = max(newest, recordTime(lr))
+				h := hit{ent: ent, m: m, sev: sev, msg: msg, t: recordTime(lr)}
+				if msg != "" {
+					h.loc = codeLocation(lr.Attributes())
+					if c.cfg.Templates.Successions {
+						h.span, h.inSpan = spanOf(lr.TraceID(), lr.SpanID())
+					}
+				}
+				hits = append(hits, h)
+				newest = max(newest, h.t)
 			}
 		}
 	}
@@ -178,12 +197,18 @@ func (c *Consumer) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	c.m.matched.Add(float64(matched(hits)))
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var spans []mined
 	for _, h := range hits {
 		c.count(h)
-		if h.msg != "" {
-			c.countTemplate(h)
+		if h.msg == "" {
+			continue
+		}
+		tmpl, sev := c.countTemplate(h)
+		if h.inSpan && tmpl != "" {
+			spans = append(spans, mined{ent: h.ent, span: h.span, t: h.t, tmpl: tmpl, sev: sev})
 		}
 	}
+	c.countSuccessions(spans)
 	c.m.series.Set(float64(len(c.series)))
 	c.write(ctx, newest)
 	return nil

@@ -49,10 +49,12 @@ func (c *clock) set(t time.Time) {
 // res is a resource's attributes.
 type res map[string]string
 
-// rec is one log record: its body and, when set, its time.
+// rec is one log record: its body and, when set, its time and span (a
+// span ID of that byte in trace 1).
 type rec struct {
 	body string
 	at   time.Time
+	span byte
 }
 
 // logsOf builds logs with one resource per entry of batches.
@@ -72,6 +74,10 @@ func logsOf(batches ...struct {
 			lr.Body().SetStr(r.body)
 			if !r.at.IsZero() {
 				lr.SetTimestamp(pcommon.NewTimestampFromTime(r.at))
+			}
+			if r.span != 0 {
+				lr.SetTraceID(pcommon.TraceID{1})
+				lr.SetSpanID(pcommon.SpanID{r.span})
 			}
 		}
 	}

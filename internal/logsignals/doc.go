@@ -14,6 +14,7 @@
 //	vigil_log_events_total{event, node, namespace, pod, service}
 //	vigil_log_xid_total{node, xid, pci}
 //	vigil_log_templates_total{node, namespace, pod, service, severity, template}
+//	vigil_log_template_successions_total{node, namespace, pod, service, severity, template, next}
 //
 // event is one of nccl_timeout, nccl_error, cuda_error, cuda_oom,
 // oom_killed, xid, http_5xx, gpu_fell_off_bus, system_oom (an OOM kill
@@ -55,6 +56,34 @@
 // bounds the template series, apart from the events' MaxSeries, so that a
 // service's many info templates never crowd out an XID's counter; past it
 // a template counts in its level's overflow series.
+//
+// A record that says where it was written is its statement's: OpenTelemetry's
+// code attributes (code.file.path and code.line.number, or the older
+// code.filepath and code.lineno), else a source location among the first
+// tokens of its message (Logback's "t.s.TravelServiceImpl#451", klog's and
+// Go's "controller.go:114": logtemplates.Location). One statement is one
+// template, whatever its variables (a list of two names or of three, which
+// Drain, splitting by token count, would make two), and two statements
+// whose texts are alike are two templates (Drain would merge them); its
+// label is its first record's masked text. A service has up to
+// Templates.MaxPerService statements; records past them, and records that
+// name no location, are mined by Drain.
+//
+// # Successions
+//
+// With Templates.Successions (the default), a mined record that names its
+// span (trace and span ID) counts in vigil_log_template_successions_total
+// under the template of the span's previous mined record (template) and
+// its own (next, with its level as severity): which step of a request
+// came next after which. The previous record is the span's latest in
+// time, in this batch or an earlier one; a record older than its span's
+// latest counts nothing. The Consumer remembers the last record of the
+// 65,536 most recent spans, in two generations. The series count towards
+// Templates.MaxSeries, with the templates'. A request that fails between
+// two statements stops the second coming next after the first, however
+// the service's other paths mix: internal/diagnose tests each succession
+// against the rest of its first template's records.
+//
 // BenchmarkConsumeLogs, the GPU cluster's mix (most lines info, one in
 // seven JSON): 216 k records/s on one core with the miner at info (the
 // default: every line is levelled, a JSON line decoded, and mined), 727 k
@@ -126,5 +155,7 @@
 //     error_rate_high when its count per step jumps.
 //   - vigil_log_templates_total is the generic layer's (--entity-label):
 //     a warning template whose records rose, or an info template that fell
-//     behind another of its pod's, ranks its service (generic_logs.go).
+//     behind another of its pod's, ranks its service (generic_logs.go);
+//     so does a succession that fell behind the rest of its first
+//     template's records (a step that no longer comes next in its spans).
 package logsignals

@@ -130,8 +130,8 @@ func TestTemplatesCounted(t *testing.T) {
 	require.NoError(t, c.ConsumeLogs(t.Context(), one(contacts, recs...)))
 	got := query(t, st, MetricTemplates, t0.Add(time.Minute))
 	require.Equal(t, map[string]float64{
-		"namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service,severity=error,template=c.s.ContactsServiceImpl#<*> TraceID: <*> [findContactsById][No contacts according to contactsId <*>]": 5,
-		"namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service,severity=warn,template=c.c.ContactsController#<*> slow verify <*> ms":                                                         1,
+		"namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service,severity=error,template=c.s.ContactsServiceImpl#37 TraceID: <*> [findContactsById][No contacts according to contactsId <*>]": 5,
+		"namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service,severity=warn,template=c.c.ContactsController#90 slow verify <*> ms":                                                         1,
 	}, got)
 	require.Zero(t, testutil.ToFloat64(c.m.matched), "no event matched: templates only")
 
@@ -188,11 +188,11 @@ func TestTemplatesLevels(t *testing.T) {
 		return out
 	}
 	require.Equal(t, map[string]float64{
-		"severity=info,template=c.s.ContactsServiceImpl#<*> FIND CONTACTS BY ID: <*>":                                1,
-		"severity=info,template=c.s.ContactsServiceImpl#<*> contacts found, <*> of them":                             1,
-		"severity=info,template=c.s.ContactsServiceImpl#<*> cache hit":                                               1,
-		"severity=error,template=c.s.ContactsServiceImpl#<*> Memory cgroup out of memory: Killed process <*> (java)": 1,
-		"event event=oom_killed,namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service":   1,
+		"severity=info,template=c.s.ContactsServiceImpl#31 FIND CONTACTS BY ID: <*>":                                1,
+		"severity=info,template=c.s.ContactsServiceImpl#34 contacts found, <*> of them":                             1,
+		"severity=info,template=c.s.ContactsServiceImpl#35 cache hit":                                               1,
+		"severity=error,template=c.s.ContactsServiceImpl#37 Memory cgroup out of memory: Killed process <*> (java)": 1,
+		"event event=oom_killed,namespace=ts,pod=ts-contacts-service-866bd68c97-xcqfx,service=ts-contacts-service":  1,
 	}, count("info", 100), "info and above; the OOM kill keeps its event series past four templates")
 	all := count("all", 100)
 	require.Equal(t, 1.0, all["severity=unknown,template=no level at all"], "all: the record with no level too")
@@ -242,4 +242,60 @@ func FuzzSeverityOf(f *testing.F) {
 			t.Fatalf("a text body's level without its message: %q", body)
 		}
 	})
+}
+
+// TestTemplatesStatements: a record that says where it was written is
+// its statement's: one template however its variables vary (a list of
+// two names or of three), two statements whose texts are alike are two
+// templates; the location comes from the text or from OpenTelemetry's
+// code attributes; past max_per_service statements a service's records
+// are mined by Drain again.
+func TestTemplatesStatements(t *testing.T) {
+	contacts := res{"k8s.namespace.name": "ts", "k8s.pod.name": "ts-contacts-service-866bd68c97-xcqfx", "service.name": "ts-contacts-service"}
+	count := func(maxPerService int, ld plog.Logs) map[string]float64 {
+		clk := &clock{t: t0}
+		st := openStore(t, clk)
+		cfg := DefaultConfig()
+		cfg.Templates.MaxPerService = maxPerService
+		c := newConsumer(t, cfg, st, clk, prometheus.NewRegistry())
+		clk.set(t0.Add(time.Minute))
+		require.NoError(t, c.ConsumeLogs(t.Context(), ld))
+		out := map[string]float64{}
+		for k, v := range query(t, st, MetricTemplates, t0.Add(time.Minute)) {
+			out[k[strings.Index(k, "template=")+len("template="):]] = v
+		}
+		return out
+	}
+	lines := one(contacts,
+		rec{body: "16:43:20.000 INFO  f.m.s.BasicServiceImpl#374 [queryTrainTypeByNames][Train Type names: [TeKuai, ZhiDa]]"},
+		rec{body: "16:43:20.100 INFO  f.m.s.BasicServiceImpl#374 [queryTrainTypeByNames][Train Type names: [TeKuai, ZhiDa, KuaiSu]]"},
+		rec{body: "16:43:20.200 INFO  f.m.s.BasicServiceImpl#405 [queryTrainTypeByNames][Train Type names: [GaoTie]]"},
+		rec{body: "16:43:20.300 INFO  no location here [1, 2]"},
+		rec{body: "16:43:20.400 INFO  no location here [1, 2, 3]"},
+	)
+	require.Equal(t, map[string]float64{
+		"f.m.s.BasicServiceImpl#374 [queryTrainTypeByNames][Train Type names: [TeKuai, ZhiDa]]": 2,
+		"f.m.s.BasicServiceImpl#405 [queryTrainTypeByNames][Train Type names: [GaoTie]]":        1,
+		"no location here [<*>, <*>]":      1,
+		"no location here [<*>, <*>, <*>]": 1,
+	}, count(200, lines), "one template a statement; Drain where none is named")
+	bounded := count(1, lines)
+	require.Len(t, bounded, 4)
+	require.Equal(t, 2.0, bounded["f.m.s.BasicServiceImpl#374 [queryTrainTypeByNames][Train Type names: [TeKuai, ZhiDa]]"], "the first statement keeps its own template")
+	require.Equal(t, 1.0, bounded["f.m.s.BasicServiceImpl#405 [queryTrainTypeByNames][Train Type names: [GaoTie]]"], "the second is mined by the service's Drain miner")
+
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	for k, v := range contacts {
+		rl.Resource().Attributes().PutStr(k, v)
+	}
+	recs := rl.ScopeLogs().AppendEmpty().LogRecords()
+	for _, body := range []string{"cache miss for user 5", "cache miss for user 6 of 7"} {
+		lr := recs.AppendEmpty()
+		lr.Body().SetStr(body)
+		lr.SetSeverityText("INFO")
+		lr.Attributes().PutStr("code.file.path", "internal/cache/lru.go")
+		lr.Attributes().PutInt("code.line.number", 88)
+	}
+	require.Equal(t, map[string]float64{"internal/cache/lru.go:88 cache miss for user <*>": 2}, count(200, ld), "the code attributes name the statement")
 }

@@ -107,3 +107,22 @@ func FuzzMask(f *testing.F) {
 		}
 	})
 }
+
+// FuzzLocation checks that Location never panics, that what it finds is
+// in the message, and that masking keeps it:
+//
+//	go test ./internal/logtemplates -run '^$' -fuzz FuzzLocation -fuzztime 60s
+func FuzzLocation(f *testing.F) {
+	for _, s := range append(fuzzSeeds, "t.s.TravelServiceImpl#451 TraceID: x", "02:47:31.5 1 controller.go:114] x", "(train.py:88): y", "[a.go:1") {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		loc, ok := Location(s)
+		if ok != (loc != "") || !strings.Contains(s, loc) {
+			t.Fatalf("Location(%q) = %q, %v", s, loc, ok)
+		}
+		if ok && !strings.Contains(Mask(s), loc) {
+			t.Fatalf("Mask(%q) = %q lost the location %q", s, Mask(s), loc)
+		}
+	})
+}

@@ -27,7 +27,8 @@ const wild = "<*>"
 //     value is quoted;
 //   - a number: a word that starts with a digit, with an optional sign,
 //     decimals, an exponent and a unit ("-5", "3.5s", "200MB", "5µs",
-//     "61.4%").
+//     "61.4%"), but for the line of a source location
+//     ("t.s.TravelServiceImpl#451", "controller.go:114": locationAt).
 //
 // A word that only holds digits past its first character ("v2", "sha256",
 // "test9") is kept: it is usually a name, and Drain generalises it where it
@@ -113,6 +114,9 @@ type scanner struct {
 func (sc *scanner) variable(i int) (start, end int) {
 	s := sc.s
 	c := s[i]
+	if isDigit(c) && i > 0 && (s[i-1] == '#' || s[i-1] == ':') && locationAt(s, i) {
+		return 0, 0 // a log statement's line: kept (location.go)
+	}
 	if isDigit(c) {
 		if e := dateAt(s, i); e > 0 && boundaryAt(s, e) {
 			return i, e

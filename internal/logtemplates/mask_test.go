@@ -99,6 +99,15 @@ func TestMask(t *testing.T) {
 	f(`{"id":5,"name":"x 7","uid":"0b3f9d8e-2c41-4e7a-9f6b-1a2d3c4e5f60"}`, `{"id":<*>,"name":"x <*>","uid":"<*>"}`)
 	f(`KeyError: 'user_id'`, `KeyError: 'user_id'`)
 
+	// A log statement's source location keeps its line: after '#' behind a
+	// qualified or capitalised name, after ':' behind a source file's name.
+	// A number after '#' or ':' behind anything else is a number.
+	f("INFO t.s.TravelServiceImpl#451 TraceID: 5f2b6a3c9d1e4f5a", "INFO t.s.TravelServiceImpl#451 TraceID: <*>")
+	f("OrderController#39 [create]", "OrderController#39 [create]")
+	f("E1112 02:47:31.514301 1 controller.go:114] sync failed", "E1112 <*> <*> controller.go:114] sync failed")
+	f("at pkg/server/http.go:88 and worker.py:7", "at pkg/server/http.go:88 and worker.py:7")
+	f("item#5 order #6 retries:3 host.example.com:443 a.go:5x", "item#<*> order #<*> retries:<*> host.example.com:<*> a.go:<*>")
+
 	// White space other than ASCII separates words.
 	f("5\u00a0ms", "<*>\u00a0ms")
 	f("", "")
@@ -136,4 +145,24 @@ func TestMaskLinear(t *testing.T) {
 		})
 	}
 	require.Equal(t, "<*>%x", Mask(strings.Repeat("1111.", n)+"1%x"))
+}
+
+// TestLocation: a statement's source location among a message's first
+// three tokens, with the layout's brackets cut; none where there is none.
+func TestLocation(t *testing.T) {
+	for msg, want := range map[string]string{
+		"t.s.TravelServiceImpl#451 TraceID: x [getRouteByRouteId]": "t.s.TravelServiceImpl#451",
+		"02:47:31.514301 1 controller.go:114] sync failed":         "controller.go:114",
+		"[main.go:42] starting":                                    "main.go:42",
+		"worker 3 (train.py:88): loss 0.2":                         "train.py:88",
+		"c.s.ContactsServiceImpl [findContactsById] done":          "",
+		"the answer is in item#5":                                  "",
+		"a b c d.go:5 too far":                                     "",
+		"":                                                         "",
+		"retries:3 then giving up":                                 "",
+	} {
+		got, ok := Location(msg)
+		require.Equal(t, want, got, "%q", msg)
+		require.Equal(t, want != "", ok, "%q", msg)
+	}
 }

@@ -67,11 +67,11 @@ func TestAddTrainTicket(t *testing.T) {
 		fmt.Sprintf(contacts, "11111111-2222-4333-8444-555555555555", "8899aabbccddeeff"),
 	)
 	require.Len(t, strings.Fields(fmt.Sprintf(contacts, "u", "t")), len(strings.Fields(fmt.Sprintf(orders, "u", "t"))))
-	const want = "ERROR c.s.ContactsServiceImpl#<*> [findContactsById][contactsRepository.findById][No contacts according to contactsId] contactsId: <*> traceId=<*>"
+	const want = "ERROR c.s.ContactsServiceImpl#37 [findContactsById][contactsRepository.findById][No contacts according to contactsId] contactsId: <*> traceId=<*>"
 	require.Equal(t, []added{
 		{1, true, want},
 		{1, false, want},
-		{2, true, "ERROR c.s.OrderServiceImpl#<*> [getOrderById][orderRepository.findById][Order not found for orderId] orderId: <*> traceId=<*>"},
+		{2, true, "ERROR c.s.OrderServiceImpl#112 [getOrderById][orderRepository.findById][Order not found for orderId] orderId: <*> traceId=<*>"},
 		{1, false, want},
 	}, got)
 
@@ -84,7 +84,7 @@ func TestAddTrainTicket(t *testing.T) {
 		fmt.Sprintf(line, "2025-03-14", "09:21:09.007", "a1b2c3d4e5f60718", "0f1e2d3c4b5a6978", 1, 7),
 		fmt.Sprintf(line, "2025-03-15", "00:00:00.000", "0011223344556677", "8899aabbccddeeff", 7, 10),
 	)
-	const wantLine = "<*> <*> ERROR [ts-contacts-service,<*>,<*>] <*> --- [http-nio-<*>-exec-<*>] c.s.ContactsServiceImpl#<*> : [findContactsById][contactsRepository.findById][No contacts according to contactsId]"
+	const wantLine = "<*> <*> ERROR [ts-contacts-service,<*>,<*>] <*> --- [http-nio-<*>-exec-<*>] c.s.ContactsServiceImpl#37 : [findContactsById][contactsRepository.findById][No contacts according to contactsId]"
 	require.Equal(t, []added{{1, true, wantLine}, {1, false, wantLine}, {1, false, wantLine}}, got)
 }
 

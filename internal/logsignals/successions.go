@@ -1,0 +1,103 @@
+package logsignals
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/metadata"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+)
+
+// MetricSuccessions counts, by entity and pair of templates, the records
+// of one template (next) that came next after a record of another
+// (template) in the same span.
+const MetricSuccessions = "vigil_log_template_successions_total"
+
+var metaSucc = metadata.Metadata{Type: model.MetricTypeCounter, Help: "Log records by entity and template (next) that came next after a record of another template (template) in the same span (Drain)."}
+
+// maxSpans bounds the spans whose last record the Consumer remembers, in
+// two generations of half of it each: a span's records come within
+// seconds of each other, and a span not seen while half as many others
+// came is forgotten (its next record starts a new succession).
+const maxSpans = 1 << 16
+
+// spanKey is a record's trace and span ID.
+type spanKey [24]byte
+
+// spanOf is a record's span, and false when it names none.
+func spanOf(trace pcommon.TraceID, span pcommon.SpanID) (spanKey, bool) {
+	var k spanKey
+	if span.IsEmpty() {
+		return k, false
+	}
+	copy(k[:16], trace[:])
+	copy(k[16:], span[:])
+	return k, true
+}
+
+// lastRecord is a span's latest mined record: its template and time.
+type lastRecord struct {
+	tmpl string
+	t    int64
+}
+
+// spanMemory is the last record of each recent span, in two generations.
+type spanMemory struct {
+	cur, old map[spanKey]lastRecord
+}
+
+func (m *spanMemory) get(k spanKey) (lastRecord, bool) {
+	if r, ok := m.cur[k]; ok {
+		return r, true
+	}
+	r, ok := m.old[k]
+	return r, ok
+}
+
+func (m *spanMemory) put(k spanKey, r lastRecord) {
+	if m.cur == nil {
+		m.cur = map[spanKey]lastRecord{}
+	}
+	if _, ok := m.cur[k]; !ok && len(m.cur) >= maxSpans/2 {
+		m.old, m.cur = m.cur, make(map[spanKey]lastRecord, maxSpans/2)
+	}
+	m.cur[k] = r
+}
+
+// mined is a hit's template, for its span's successions.
+type mined struct {
+	ent  *entity
+	span spanKey
+	t    int64
+	tmpl string
+	sev  string
+}
+
+// countSuccessions counts, for each mined record of a span, the template
+// it came next after: the span's previous record, in time, within this
+// batch or an earlier one. A record older than its span's latest (one
+// that arrived late) starts nothing and follows nothing. The caller holds
+// c.mu.
+func (c *Consumer) countSuccessions(batch []mined) {
+	slices.SortStableFunc(batch, func(a, b mined) int { return cmp.Compare(a.t, b.t) })
+	for _, r := range batch {
+		prev, ok := c.spans.get(r.span)
+		if ok && r.t < prev.t {
+			continue
+		}
+		c.spans.put(r.span, lastRecord{tmpl: r.tmpl, t: r.t})
+		if !ok {
+			continue
+		}
+		ent := r.ent
+		c.keyBuf = appendKey(c.keyBuf[:0], "s", r.sev, prev.tmpl, r.tmpl, ent.node, ent.namespace, ent.pod, ent.service)
+		c.add(c.keyBuf, "S"+r.sev, func() labels.Labels {
+			return build(MetricSuccessions, "namespace", ent.namespace, "next", r.tmpl, "node", ent.node, "pod", ent.pod,
+				"service", ent.service, "severity", r.sev, "template", prev.tmpl)
+		}, func() labels.Labels {
+			return build(MetricSuccessions, "severity", r.sev, OverflowLabel, "true")
+		}, &metaSucc, MetricSuccessions, &c.boundedT, c.cfg.Templates.MaxSeries)
+	}
+}
