@@ -141,6 +141,7 @@ func (i *Incident) annotations(externalURL string) map[string]string {
 		"since":        i.Since.UTC().Format(time.RFC3339),
 		"incident_id":  i.ID,
 		"incident_url": incidentURL(externalURL, i.ID),
+		"incident_api": strings.TrimSuffix(externalURL, "/") + "/api/v1/incidents/" + i.ID,
 		"revision":     fmt.Sprint(i.Revision),
 	}
 	if len(i.Causes) == 0 {
@@ -168,8 +169,11 @@ func (i *Incident) annotations(externalURL string) map[string]string {
 	return a
 }
 
+// incidentURL is the incident's page in the web UI, where the pager's
+// link lands (the alert's generatorURL and its incident_url); its JSON is
+// the incident_api annotation.
 func incidentURL(base, id string) string {
-	return strings.TrimSuffix(base, "/") + "/api/v1/incidents/" + id
+	return strings.TrimSuffix(base, "/") + "/incidents/" + id
 }
 
 // CauseOf returns the "kind entity" string the cause annotation carries.
