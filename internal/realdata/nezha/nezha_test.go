@@ -242,7 +242,7 @@ func TestLogs(t *testing.T) {
 		}
 		return nil
 	}))
-	require.Equal(t, map[string]float64{"frontend error f.s.CartImpl#<*> cart <*> failed": 2}, tmpl,
+	require.Equal(t, map[string]float64{"frontend error f.s.CartImpl#12 cart <*> failed": 2}, tmpl,
 		"the two errors one template; the line with no level not mined")
 }
 
