@@ -402,7 +402,9 @@ func (s *Server) newAPI(ln net.Listener, rw *remotewrite.Handler, pushed *push.H
 	if opts.Extra == nil {
 		opts.Extra = map[string]http.Handler{}
 	}
-	opts.Extra["/api/v1/gpus"] = web.GPUsAPI()
+	for path, hd := range web.APIs() {
+		opts.Extra[path] = hd
+	}
 	return api.New(opts)
 }
 

@@ -61,6 +61,10 @@ type plotData struct {
 	Band *band
 	// PeerScope is the namespace the peers were kept to, if any.
 	PeerScope string
+	// Limit, when set, is a threshold drawn across the plot (an SLO's),
+	// labelled LimitLabel.
+	Limit      *float64
+	LimitLabel string
 }
 
 // plotAll evaluates the jobs over w, plotParallel at a time, and renders

@@ -36,7 +36,10 @@ func (h *Handler) registry() []page {
 		{pattern: "GET /{$}", title: "Incidents", template: "incidents.html", data: h.incidentsPage},
 		{pattern: "GET /incidents", nav: "Incidents", path: "/incidents", title: "Incidents", template: "incidents.html", data: h.incidentsPage},
 		{pattern: "GET /incidents/{id}", title: "Incident", template: "incident.html", data: h.incidentPage},
+		{pattern: "GET /platform", nav: "Platform", path: "/platform", title: "Platform", template: "platform.html", data: h.platformPage},
 		{pattern: "GET /gpus", nav: "GPUs", path: "/gpus", title: "GPUs", template: "gpus.html", data: h.gpusPage},
+		{pattern: "GET /inference", nav: "Inference", path: "/inference", title: "Inference", template: "inference.html", data: h.inferencePage},
+		{pattern: "GET /failures", nav: "Failures", path: "/failures", title: "Failures", template: "failures.html", data: h.failuresPage},
 	}
 }
 

@@ -37,6 +37,11 @@ type plotView struct {
 	Onset *tick
 	// From and To label the window.
 	From, To string
+	// Chart: the plot is a question page's chart, whose series have no
+	// peers to be compared with.
+	Chart bool
+	// Limit is the threshold's line, nil without one.
+	Limit *tick
 }
 
 // linePath is one faulty series as a path.
@@ -77,6 +82,9 @@ func drawPlot(d plotData) plotView {
 		v.Empty = true
 		return v
 	}
+	if d.Limit != nil {
+		widen([]float64{*d.Limit})
+	}
 	if lo > 0 && lo < hi/2 || lo == 0 { // counts and rates read from zero
 		lo = 0
 	}
@@ -95,6 +103,9 @@ func drawPlot(d plotData) plotView {
 	if !d.Onset.IsZero() && !d.Onset.Before(d.From) && !d.Onset.After(d.To) {
 		k := float64(d.Onset.Sub(d.From)) / float64(d.To.Sub(d.From))
 		v.Onset = &tick{Pos: round1(v.Left + k*(v.Right-v.Left)), Label: "onset " + d.Onset.UTC().Format("15:04:05")}
+	}
+	if d.Limit != nil {
+		v.Limit = &tick{Pos: round1(y(*d.Limit)), Label: d.LimitLabel}
 	}
 	if b := d.Band; b != nil {
 		v.Peers = b.Peers

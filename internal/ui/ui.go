@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/storage"
 
+	"github.com/vigil-obs/vigil/internal/catalog"
 	"github.com/vigil-obs/vigil/internal/incident"
 )
 
@@ -54,6 +55,9 @@ type Options struct {
 	// QueryTimeout bounds each plot's query (default 10s); a plot that
 	// runs past it says so and the page renders without it.
 	QueryTimeout time.Duration
+	// Catalog names the metrics of each signal the question pages read
+	// (default catalog.Default()).
+	Catalog *catalog.Catalog
 }
 
 const defaultQueryTimeout = 10 * time.Second
@@ -61,6 +65,7 @@ const defaultQueryTimeout = 10 * time.Second
 // Handler serves the UI's pages.
 type Handler struct {
 	opts  Options
+	cat   *catalog.Catalog
 	mux   *http.ServeMux
 	pages []page
 	// tmpl holds one template set per page template: the layout with that
@@ -85,7 +90,10 @@ func New(opts Options) (*Handler, error) {
 	if opts.QueryTimeout <= 0 {
 		opts.QueryTimeout = defaultQueryTimeout
 	}
-	h := &Handler{opts: opts, mux: http.NewServeMux(), tmpl: map[string]*template.Template{}}
+	if opts.Catalog == nil {
+		opts.Catalog = catalog.Default()
+	}
+	h := &Handler{opts: opts, cat: opts.Catalog, mux: http.NewServeMux(), tmpl: map[string]*template.Template{}}
 	h.pages = h.registry()
 	css, err := fs.ReadFile(assets, "static/vigil.css")
 	if err != nil {
@@ -100,7 +108,7 @@ func New(opts Options) (*Handler, error) {
 		if _, done := h.tmpl[name]; done {
 			continue
 		}
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/plot.html", "templates/"+name)
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(assets, "templates/layout.html", "templates/plot.html", "templates/question.html", "templates/"+name)
 		if err != nil {
 			return nil, fmt.Errorf("ui: parse template %s: %w", name, err)
 		}

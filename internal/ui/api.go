@@ -1,0 +1,46 @@
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/vigil-obs/vigil/internal/envelope"
+)
+
+// APIs returns the JSON of the pages that have their own, by path: what
+// each page shows, in the API's envelope, for internal/api to mount next
+// to its own endpoints.
+func (h *Handler) APIs() map[string]http.Handler {
+	return map[string]http.Handler{
+		"/api/v1/gpus":      h.GPUsAPI(),
+		"/api/v1/platform":  h.questionAPI(func(ctx context.Context, w timeRange) (any, error) { return h.platform(ctx, w) }),
+		"/api/v1/inference": h.questionAPI(func(ctx context.Context, w timeRange) (any, error) { return h.inference(ctx, w) }),
+		"/api/v1/failures":  h.questionAPI(func(ctx context.Context, w timeRange) (any, error) { return h.failures(ctx, w) }),
+	}
+}
+
+// questionAPI serves a question page's data over ?from=&to= (the page's
+// window: the last hour by default).
+func (h *Handler) questionAPI(build func(ctx context.Context, w timeRange) (any, error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			envelope.WriteError(w, http.StatusMethodNotAllowed, "bad_data", errors.New("only GET"))
+			return
+		}
+		now := h.opts.Now()
+		q := r.URL.Query()
+		rng, err := parseRange(q.Get("from"), q.Get("to"), now)
+		if err != nil {
+			envelope.WriteError(w, http.StatusBadRequest, "bad_data", err)
+			return
+		}
+		v, err := build(r.Context(), questionWindow(rng, now))
+		if err != nil {
+			envelope.WriteError(w, http.StatusInternalServerError, "execution", fmt.Errorf("%s: %w", r.URL.Path, err))
+			return
+		}
+		envelope.WriteData(w, v)
+	})
+}
