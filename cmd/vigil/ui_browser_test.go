@@ -132,7 +132,8 @@ func screenshotDir(t *testing.T) string {
 // incident, and reads from the DOM that the page names gpu-node-06,
 // NVLink and the action, and that the NVLink evidence is plotted with the
 // faulty GPUs' series and the peers' band; on /gpus the faulty GPU's cell
-// carries the cause. No page may log an error, fail
+// carries the cause; /platform, /inference and /failures answer first
+// and chart second. No page may log an error, fail
 // a request or ask another host for anything. A screenshot of each page
 // goes to screenshotDir.
 func TestUIInBrowser(t *testing.T) {
@@ -235,6 +236,54 @@ func TestUIInBrowser(t *testing.T) {
 	require.Contains(t, c.Title, "gpu-node-06 GPU 3: nvlink_degraded — gpu-node-06 NVLink degradation")
 	require.Regexp(t, `^/incidents/[0-9a-f]+$`, c.Href)
 	shoot("gpus.png")
+
+	// The questions, by the navigation bar: each answers first (its
+	// verdict in data-verdict) and draws its charts second.
+	type answer struct {
+		Verdict string   `json:"verdict"`
+		Answer  string   `json:"answer"`
+		Charts  []string `json:"charts"`
+		Lines   int      `json:"lines"`
+		Text    string   `json:"text"`
+	}
+	readAnswer := func(nav, shot string) answer {
+		t.Helper()
+		require.NoError(t, chromedp.Do(ctx,
+			chromedp.Click(chromedp.Search(`//header//nav/a[text()="`+nav+`"]`)),
+			chromedp.WaitVisible(chromedp.CSS("p.answer[data-verdict]"))))
+		a, err := chromedp.Run(ctx, chromedp.Evaluate[answer](`(() => {
+			const p = document.querySelector("p.answer[data-verdict]");
+			return {
+				verdict: p.dataset.verdict, answer: p.textContent,
+				charts: [...document.querySelectorAll(".chart h3")].map(h => h.textContent),
+				lines: [...document.querySelectorAll(".chart path.series")].filter(p => p.getAttribute("d").startsWith("M")).length,
+				text: document.querySelector("main").textContent,
+			};
+		})()`))
+		require.NoError(t, err)
+		shoot(shot)
+		return a
+	}
+	pl := readAnswer("Platform", "platform.png")
+	require.Equal(t, "healthy", pl.Verdict, pl.Answer)
+	require.Contains(t, pl.Text, "10 of 10 nodes ready")
+	require.Contains(t, pl.Text, "vllm-llama-3-1-70b")
+	require.Contains(t, pl.Charts, "Nodes ready")
+	require.Positive(t, pl.Lines)
+
+	inf := readAnswer("Inference", "inference.png")
+	require.Equal(t, "healthy", inf.Verdict, inf.Answer)
+	require.Contains(t, inf.Answer, "1 model serving")
+	require.Contains(t, inf.Text, "meta-llama/Llama-3.1-70B-Instruct")
+	require.Contains(t, inf.Text, "llm-time-to-first-token", "the TTFT SLO's burn rates")
+	require.Contains(t, inf.Charts, "p95 time to first token (s)")
+	require.Contains(t, inf.Charts, "KV-cache usage (1 = full)")
+	require.GreaterOrEqual(t, inf.Lines, 6)
+
+	fl := readAnswer("Failures", "failures.png")
+	require.Equal(t, "healthy", fl.Verdict, fl.Answer)
+	require.Contains(t, fl.Answer, "the inference engines counted failed", "the NVLink demo has no span metrics")
+	require.Contains(t, fl.Text, "By model (the inference engines' counters)")
 
 	bad, reqs := blog.problems()
 	require.Empty(t, bad)
