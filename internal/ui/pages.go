@@ -40,6 +40,7 @@ func (h *Handler) registry() []page {
 		{pattern: "GET /gpus", nav: "GPUs", path: "/gpus", title: "GPUs", template: "gpus.html", data: h.gpusPage},
 		{pattern: "GET /inference", nav: "Inference", path: "/inference", title: "Inference", template: "inference.html", data: h.inferencePage},
 		{pattern: "GET /failures", nav: "Failures", path: "/failures", title: "Failures", template: "failures.html", data: h.failuresPage},
+		{pattern: "GET /topology", nav: "Topology", path: "/topology", title: "Topology", template: "topology.html", data: h.topologyPage},
 	}
 }
 

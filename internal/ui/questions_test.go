@@ -39,6 +39,7 @@ func openServiceStore(t *testing.T) *store.Embedded {
 		add(ts, 1, "__name__", "kube_node_status_condition", "condition", "Ready", "status", "true", "node", "node-a")
 		add(ts, 0, "__name__", "kube_node_status_condition", "condition", "Ready", "status", "true", "node", "node-b")
 		add(ts, 1, "__name__", "kube_node_status_condition", "condition", "Ready", "status", "false", "node", "node-b")
+		add(ts, 1, "__name__", "kube_pod_info", "namespace", "serve", "pod", evil, "node", "node-a", "created_by_kind", "ReplicaSet", "created_by_name", "api-7d9")
 		add(ts, 3, "__name__", "kube_deployment_spec_replicas", "namespace", "serve", "deployment", "api")
 		add(ts, 2, "__name__", "kube_deployment_status_replicas_available", "namespace", "serve", "deployment", "api")
 		add(ts, float64(int(k/60)), "__name__", "kube_pod_container_status_restarts_total", "namespace", "serve", "pod", evil, "container", "app")
@@ -157,7 +158,7 @@ func TestFailures(t *testing.T) {
 
 func TestQuestionAPIs(t *testing.T) {
 	h, _ := newQuestionServer(t, openServiceStore(t))
-	for _, path := range []string{"/api/v1/platform", "/api/v1/inference", "/api/v1/failures", "/api/v1/gpus"} {
+	for _, path := range []string{"/api/v1/platform", "/api/v1/inference", "/api/v1/failures", "/api/v1/gpus", "/api/v1/topology"} {
 		hd, ok := h.APIs()[path]
 		require.True(t, ok, path)
 		rec := httptest.NewRecorder()
@@ -174,7 +175,7 @@ func TestQuestionAPIs(t *testing.T) {
 
 func TestQuestionsEscape(t *testing.T) {
 	_, srv := newQuestionServer(t, openServiceStore(t))
-	for _, path := range []string{"/platform", "/inference", "/failures"} {
+	for _, path := range []string{"/platform", "/inference", "/failures", "/topology"} {
 		_, body := get(t, srv, path)
 		require.NotContains(t, body, evil, path)
 		require.Contains(t, body, "&lt;script&gt;alert(1)&lt;/script&gt;", path)
@@ -186,11 +187,11 @@ func TestQuestionsEmptyStore(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Close()) }()
 	_, srv := newQuestionServer(t, s)
-	for _, path := range []string{"/platform", "/inference", "/failures", "/gpus"} {
+	for _, path := range []string{"/platform", "/inference", "/failures", "/gpus", "/topology"} {
 		code, body := get(t, srv, path)
 		require.Equal(t, http.StatusOK, code, path)
 		require.Contains(t, body, "No ", path)
-		if path != "/gpus" {
+		if path != "/gpus" && path != "/topology" {
 			require.Contains(t, body, `data-verdict="no data">No data yet`, path)
 		}
 		require.NotContains(t, body, "<svg", path)
@@ -206,4 +207,26 @@ func TestQuestionsWithoutGPUs(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Contains(t, body, "bad time range")
 	require.True(t, strings.Contains(body, "data-verdict="), "the page renders the default window")
+}
+
+func TestTopology(t *testing.T) {
+	_, srv := newQuestionServer(t, openServiceStore(t))
+	code, body := get(t, srv, "/topology")
+	require.Equal(t, http.StatusOK, code)
+	requireOffline(t, body)
+	require.Contains(t, body, `<section class="topo-node" data-node="node-a"`)
+	require.Contains(t, body, `<td class="entity">serve/&lt;script&gt;alert(1)&lt;/script&gt;</td>`, "the pod on its node")
+	require.Contains(t, body, `<form class="search" method="get" action="/topology" role="search">`, "a GET form, no script")
+
+	_, body = get(t, srv, "/topology?q=NODE-B")
+	require.Contains(t, body, `data-node="node-b"`)
+	require.NotContains(t, body, `data-node="node-a"`, "a search keeps what matches")
+	require.Contains(t, body, `value="NODE-B"`)
+
+	_, body = get(t, srv, "/topology?q=script")
+	require.Contains(t, body, `data-node="node-a"`, "a node whose pod matches")
+	require.NotContains(t, body, `data-node="node-b"`)
+
+	_, body = get(t, srv, "/topology?q=nowhere")
+	require.Contains(t, body, "Nothing matches &#34;nowhere&#34;")
 }
