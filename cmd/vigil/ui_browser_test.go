@@ -285,6 +285,18 @@ func TestUIInBrowser(t *testing.T) {
 	require.Contains(t, fl.Answer, "the inference engines counted failed", "the NVLink demo has no span metrics")
 	require.Contains(t, fl.Text, "By model (the inference engines' counters)")
 
+	// The topology, searched by its GET form.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.Search(`//header//nav/a[text()="Topology"]`)),
+		chromedp.WaitVisible(chromedp.CSS("form.search")),
+		chromedp.SendKeys(chromedp.CSS(`form.search input[name="q"]`), "gpu-node-06"),
+		chromedp.Submit(chromedp.CSS(`form.search input[name="q"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`section.topo-node[data-node="gpu-node-06"]`))))
+	nodes, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("section.topo-node")].map(s => s.dataset.node)`))
+	require.NoError(t, err)
+	require.Equal(t, []string{"gpu-node-06"}, nodes)
+	shoot("topology.png")
+
 	bad, reqs := blog.problems()
 	require.Empty(t, bad)
 	require.Greater(t, reqs, 3, "the listener saw the pages' requests")
