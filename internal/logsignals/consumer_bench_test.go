@@ -2,12 +2,14 @@ package logsignals
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"testing"
 
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 )
 
@@ -47,9 +49,35 @@ func benchLogs(n int) plog.Logs {
 	return ld
 }
 
+// spanLogs is a batch of n records as a Spring service writes them: each
+// names its statement (Class#line) and its span, four records a span, the
+// steps of one of a dozen code paths.
+func spanLogs(n int) plog.Logs {
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", "ts-travel-service")
+	rl.Resource().Attributes().PutStr("k8s.pod.name", "ts-travel-service-64469b5b48-25zj6")
+	lrs := rl.ScopeLogs().AppendEmpty().LogRecords()
+	for i := range n {
+		span, step := i/4, i%4
+		lr := lrs.AppendEmpty()
+		lr.Body().SetStr(fmt.Sprintf("16:42:22.%03d INFO  t.s.TravelServiceImpl#%d TraceID: %032x SpanID: %016x [getRouteByRouteId][step %d][Route is: Route(id=%d, stations=[shanghai, suzhou], distances=[0, %d])]",
+			i%1000, 100+(span%12)*10+step, span, span, step, span, 50+span%7))
+		lr.SetTimestamp(pcommon.Timestamp(1674981742000000000 + int64(i)*1e6))
+		var tid pcommon.TraceID
+		var sid pcommon.SpanID
+		binary.BigEndian.PutUint64(tid[8:], uint64(span))
+		binary.BigEndian.PutUint64(sid[:], uint64(span)+1)
+		lr.SetTraceID(tid)
+		lr.SetSpanID(sid)
+	}
+	return ld
+}
+
 // BenchmarkConsumeLogs reads the usual mix with the template miner on
-// (the default) and off, and a mix where one record in ten is a warning
-// or an error of a dozen templates, each mined.
+// (the default) and off, a mix where one record in ten is a warning or an
+// error of a dozen templates, each mined, and records that name their
+// statement and span (spanLogs) with the successions counted and not.
 func BenchmarkConsumeLogs(b *testing.B) {
 	const batch = 1000
 	warnings := benchLogs(batch)
@@ -64,6 +92,8 @@ func BenchmarkConsumeLogs(b *testing.B) {
 	off.Templates.Enabled = false
 	warn := DefaultConfig()
 	warn.Templates.MinSeverity = "warn"
+	noSucc := DefaultConfig()
+	noSucc.Templates.Successions = false
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -73,6 +103,8 @@ func BenchmarkConsumeLogs(b *testing.B) {
 		{"mix_templates_off", off, benchLogs(batch)},
 		{"mix_warn_templates", warn, benchLogs(batch)},
 		{"warnings_10pct", DefaultConfig(), warnings},
+		{"spans", DefaultConfig(), spanLogs(batch)},
+		{"spans_successions_off", noSucc, spanLogs(batch)},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			c, err := New(tc.cfg, discardApp{}, nil, nil, nil)
