@@ -38,6 +38,7 @@ func runEvalReal(ctx context.Context, e *env, f evalFlags) error {
 func diagnoseText(ctx context.Context, e *env, logger *slog.Logger, inputs []nezha.Input, at time.Time, window, step time.Duration, entityLabel string) (*diagnose.Report, error) {
 	opts := fileimport.DefaultOptions(e.now())
 	opts.DeriveFromOTLP = true // OTLP traces and logs, as diagnose --input reads them
+	opts.Spans = fileimport.NewSpanIndex()
 	files := make([]*fileimport.File, 0, len(inputs))
 	for _, in := range inputs {
 		f, err := fileimport.Read(in.Name, bytes.NewReader(in.Data), opts)

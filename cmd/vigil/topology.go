@@ -156,6 +156,7 @@ func openSource(ctx context.Context, e *env, cmd string, f sourceFlags, at time.
 	}
 	opts := fileimport.DefaultOptions(e.now())
 	opts.DeriveFromOTLP = true
+	opts.Spans = fileimport.NewSpanIndex() // trace files' span names for the log files after them
 	if !at.IsZero() {
 		opts.DefaultTime = at
 	}

@@ -71,7 +71,18 @@
 //     the first template's records, with the share's dispersion), paid for
 //     with the pairs. A path no longer called stops both and breaks
 //     nothing; a helper statement that two paths log hardly falls when one
-//     path breaks before it, but its succession in that path does.
+//     path breaks before it, but its succession in that path does. With
+//     traces as well, the spans of a name (the span metrics' calls) are
+//     the step before a span's first record (vigil_log_span_first_total):
+//     a request that fails before its span's first statement writes no
+//     record, and only the span says it came.
+//     The counts are binned at the view's step or at logStep (15 s, the
+//     span metrics' flush interval) where the view's is coarser, since
+//     records are written as they come, not on the metrics' minute rows;
+//     and stretches where no template of any entity was written for two
+//     steps running are left out, not counted as steps with no records
+//     (a log pipeline that was down, a data set that keeps logs only
+//     around its faults).
 //     The first step the logs cover counts for the share of it they cover
 //     (at least half, or it is left out): its records are of that time
 //     only, in the rates' time shares and in the dispersion, where each

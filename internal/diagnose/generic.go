@@ -128,6 +128,10 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 			r.headline = fmt.Sprintf("%s %s: %s records of one template rose", label, s.entity, l.severity)
 			r.action = fmt.Sprintf("read %s %s's %s records since %s: %q", label, s.entity, l.severity, v.time(l.at).Format("15:04:05"), l.template)
 			switch {
+			case l.span != "":
+				r.headline = fmt.Sprintf("%s %s: a step of its code path is no longer logged", label, s.entity)
+				r.action = fmt.Sprintf("find where %s %s's requests fail since %s, at the start of its spans %q: they no longer log %q",
+					label, s.entity, v.time(l.at).Format("15:04:05"), l.span, l.template)
 			case l.follows != "":
 				r.headline = fmt.Sprintf("%s %s: a step of its code path is no longer logged", label, s.entity)
 				r.action = fmt.Sprintf("find where %s %s's requests fail since %s, between two steps of one request: %q is still logged, %q no longer comes after it",
@@ -517,7 +521,7 @@ func genericSeriesOf(raw []rawSeries, entityLabels []string) []genericSeries {
 			out = append(out, genericSeries{entity: ent, name: short, v: increases(r.v)})
 			continue
 		case strings.HasSuffix(name, "_total"):
-			out = append(out, genericSeries{entity: ent, name: short, v: increases(r.v), log: name == metricLogTemplates || name == metricLogSuccessions})
+			out = append(out, genericSeries{entity: ent, name: short, v: increases(r.v), log: name == metricLogTemplates || name == metricLogSuccessions || name == metricLogSpanFirst})
 			continue
 		}
 		if q, err := strconv.ParseFloat(r.lset.Get("quantile"), 64); err == nil && q > 0 && q < 1 {

@@ -205,3 +205,45 @@ func TestLogSuccessionDecoys(t *testing.T) {
 		})
 	}
 }
+
+// lineQueryByIDs is the first statement of route's queryByIds spans.
+const lineQueryByIDs = "INFO  r.c.RouteController#53 [getRouteById][Query route by ids][RouteIds: [%d]]"
+
+// TestLogSpanFirstBreak: a request that fails before the first statement
+// of its span writes no record there at all, and no record of the service
+// falls behind another one's within a span; the span tells that the
+// request came. The service's spans of that name no longer begin with
+// the statement: it ranks first, with the span's name, the template and
+// the query of their share as evidence. A span whose name the logs never
+// began with breaks nothing, and neither does a path no longer called
+// (its spans and records stop together).
+func TestLogSpanFirstBreak(t *testing.T) {
+	spans := []spanLine{
+		{service: "route", name: "RouteController.queryByIds", every: 5 * time.Second, span: 5},
+		{service: "route", name: "RouteController.queryById", every: 5 * time.Second, span: 6},
+		{service: "route", name: "RouteController.health", every: 10 * time.Second, span: 7},
+	}
+	lines := append(infoBackground[:len(infoBackground):len(infoBackground)],
+		logLine{service: "route", body: "INFO  r.c.RouteController#47 [getRouteById][Query route by id][RouteId: %d]", every: 5 * time.Second, span: 6})
+	rep := diagnoseLogsSpans(t, spans, append(lines,
+		logLine{service: "route", body: lineQueryByIDs, every: 5 * time.Second, to: 20 * time.Minute, span: 5})...)
+	require.NotEmpty(t, rep.Causes)
+	c := rep.Causes[0]
+	require.Equal(t, diagnose.Entity{"service": "route"}, c.Entity, "%+v", rep.Causes)
+	ev := c.Evidence[0]
+	require.Contains(t, ev.Signal, `vigil_log_span_first_total{severity="info", span_name="RouteController.queryByIds"`)
+	require.Contains(t, ev.Summary, `spans "RouteController.queryByIds" no longer began with this info template`)
+	require.Contains(t, ev.Query, `/ sum(increase(traces_span_metrics_calls_total{service_name="route", span_name="RouteController.queryByIds"}[5m]))`)
+	require.Contains(t, c.Action, "at the start of its spans")
+	require.GreaterOrEqual(t, c.Confidence, 0.5)
+	require.NotNil(t, c.Since)
+	require.WithinDuration(t, time.Date(2026, 12, 2, 10, 20, 0, 0, time.UTC), *c.Since, 30*time.Second)
+
+	// The path no longer called: its spans stop with its records.
+	spans[0].to = 20 * time.Minute
+	rep = diagnoseLogsSpans(t, spans, append(lines,
+		logLine{service: "route", body: lineQueryByIDs, every: 5 * time.Second, to: 20 * time.Minute, span: 5})...)
+	for _, c := range rep.Causes {
+		require.NotContains(t, c.Evidence[0].Summary, "no longer began with", "%s", c.Entity)
+	}
+}

@@ -14,6 +14,11 @@ import (
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 )
 
+// logStep is the finest bin the log tests count in: the span metrics'
+// flush interval, the cadence at which Vigil writes what it derives from
+// traces, and so the finest on which the logs can be set against them.
+const logStep = 15 * time.Second
+
 // metricLogTemplates is internal/logsignals' count of records by entity,
 // level and template (Drain); metricLogSuccessions its count of records
 // of a template (next) that came next after one of another (template) in
@@ -21,6 +26,11 @@ import (
 const (
 	metricLogTemplates   = "vigil_log_templates_total"
 	metricLogSuccessions = "vigil_log_template_successions_total"
+	// metricLogSpanFirst counts spans by name and the template of their
+	// first record; metricSpanCalls (the span metrics') all spans by
+	// name, those whose first record never came included.
+	metricLogSpanFirst = "vigil_log_span_first_total"
+	metricSpanCalls    = "traces_span_metrics_calls_total"
 )
 
 // logTemplateCounts is one template series' records before and after the
@@ -40,6 +50,9 @@ type logTemplateCounts struct {
 	partner                     string
 	partnerBefore, partnerAfter float64
 	follows                     string
+	// span is set for a broken span-first: the spans of that name no
+	// longer began with the template (partner: the other spans of it).
+	span string
 }
 
 // logScore is an entity's strongest template change: its one-sided
@@ -63,10 +76,11 @@ type templateBins struct {
 	// (or process) whose code path the templates trace.
 	source string
 	// follows is, for a succession series, the template whose records
-	// this one's came next after in their spans.
-	follows string
-	bins    []float64
-	total   float64
+	// this one's came next after in their spans; span, for a span-first
+	// series, the name of the spans whose first record it counts.
+	follows, span string
+	bins          []float64
+	total         float64
 	// w0 is the share of the first step that the logs cover (0: all of
 	// it, as 1): its count is of that time only.
 	w0 float64
@@ -139,11 +153,19 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 	}
 	type rawTemplate struct {
 		entity, severity, template, follows, source string
-		samples                                     []sample
+		// span is set for a span-first series (the span's name) and for
+		// a calls series (calls set).
+		span    string
+		calls   bool
+		samples []sample
 	}
 	var all []rawTemplate
 	first, last := int64(math.MaxInt64), int64(math.MinInt64)
-	ss := q.Select(ctx, false, nil, labels.MustNewMatcher(labels.MatchRegexp, model.MetricNameLabel, metricLogTemplates+"|"+metricLogSuccessions))
+	families := metricLogTemplates + "|" + metricLogSuccessions
+	if v.have.Has(metricLogSpanFirst) {
+		families += "|" + metricLogSpanFirst + "|" + metricSpanCalls
+	}
+	ss := q.Select(ctx, false, nil, labels.MustNewMatcher(labels.MatchRegexp, model.MetricNameLabel, families))
 	var it chunkenc.Iterator
 	for ss.Next() {
 		s := ss.At()
@@ -153,9 +175,18 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 		}
 		r := rawTemplate{severity: lset.Get("severity"), template: lset.Get("template"),
 			source: labels.NewBuilder(lset).Del(model.MetricNameLabel, "severity", "template", "next").Labels().String()}
-		if lset.Get(model.MetricNameLabel) == metricLogSuccessions {
+		switch lset.Get(model.MetricNameLabel) {
+		case metricLogSuccessions:
 			r.template, r.follows = lset.Get("next"), r.template
 			if r.template == "" || r.follows == "" {
+				continue
+			}
+		case metricLogSpanFirst:
+			if r.span = lset.Get("span_name"); r.span == "" || r.template == "" {
+				continue
+			}
+		case metricSpanCalls:
+			if r.span, r.calls = lset.Get("span_name"), true; r.span == "" {
 				continue
 			}
 		}
@@ -174,7 +205,7 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 				continue
 			}
 			r.samples = append(r.samples, sample{t, f})
-			if r.follows == "" {
+			if r.follows == "" && r.span == "" {
 				first, last = min(first, t), max(last, t)
 			}
 		}
@@ -196,9 +227,15 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 	// than half of it is left out: its few records say too little of a
 	// rate), b1 the last.
 	c0 := max(first, v.start.UnixMilli())
-	stepMs, base := v.step.Milliseconds(), v.start.UnixMilli()
+	// The counts are binned at the view's step, or at logStep where the
+	// view's is coarser (minute rows of metrics): records are written as
+	// they come, not on the metrics' grid, and a change in them shows
+	// within seconds. The split found is reported on the view's steps.
+	lstep := min(v.step, logStep)
+	stepMs, base := lstep.Milliseconds(), v.start.UnixMilli()
+	ln := int((v.at.UnixMilli()-base)/stepMs) + 1
 	stepOf := func(t int64) int { return int(ceilDivMs(t-base, stepMs)) } // the step whose (t-step, t] holds t
-	b0, b1 := stepOf(c0), min(stepOf(last), v.n-1)
+	b0, b1 := stepOf(c0), min(stepOf(last), ln-1)
 	w0 := float64(base+int64(b0)*stepMs-c0) / float64(stepMs)
 	if w0 < 0.5 {
 		b0, w0 = b0+1, 1
@@ -206,10 +243,40 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 	if b1-b0 < 1 {
 		return nil, nil
 	}
-	splits := b1 - b0 // a split before each covered step but the first
-	var series, succ []templateBins
+	// A stretch where no template of any entity was written for two steps
+	// running is not covered (the log pipeline was down, or the data set
+	// keeps no logs there): its steps are left out, not counted as steps
+	// with no records. A single empty step is kept (a batch that came a
+	// moment late). keep holds the steps counted, pos each step's place
+	// among them (-1: left out).
+	has := make([]bool, b1-b0+1)
 	for _, r := range all {
-		bins := make([]float64, b1-b0+1)
+		if r.follows != "" || r.span != "" {
+			continue
+		}
+		for _, smp := range r.samples {
+			if b := stepOf(smp.t); b >= b0 && b <= b1 {
+				has[b-b0] = true
+			}
+		}
+	}
+	var keep []int
+	pos := make([]int, len(has))
+	for i := range has {
+		pos[i] = -1
+		if i == 0 || has[i] || has[i-1] {
+			pos[i] = len(keep)
+			keep = append(keep, i)
+		}
+	}
+	if len(keep) < 2 {
+		return nil, nil
+	}
+	splits := len(keep) - 1 // a split before each covered step but the first
+	var series, succ, spanFirst []templateBins
+	calls := map[[2]string]*templateBins{} // by entity and span name: all its kinds and statuses
+	for _, r := range all {
+		bins := make([]float64, len(keep))
 		// Each sample's rise over the one before it (a drop is a restart:
 		// it counts from zero); a first sample counts its own value when
 		// it is later than the coverage's start (the writer's leading
@@ -229,23 +296,40 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 				inc = s.v
 			}
 			prev = s.v
-			if b := stepOf(s.t); b >= b0 && b <= b1 && inc > 0 {
-				bins[b-b0] += inc
+			if b := stepOf(s.t); b >= b0 && b <= b1 && inc > 0 && pos[b-b0] >= 0 {
+				bins[pos[b-b0]] += inc
 				total += inc
 			}
 		}
 		if total == 0 {
 			continue
 		}
-		tb := templateBins{entity: r.entity, severity: r.severity, template: r.template, follows: r.follows, source: r.source, bins: bins, total: total, w0: w0}
-		if r.follows != "" {
+		tb := templateBins{entity: r.entity, severity: r.severity, template: r.template, follows: r.follows, span: r.span, source: r.source, bins: bins, total: total, w0: w0}
+		switch {
+		case r.calls:
+			k := [2]string{r.entity, r.span}
+			if c := calls[k]; c != nil {
+				for i, x := range bins {
+					c.bins[i] += x
+				}
+				c.total += total
+			} else {
+				tb.template = r.span
+				calls[k] = &tb
+			}
+		case r.span != "":
+			spanFirst = append(spanFirst, tb)
+		case r.follows != "":
 			succ = append(succ, tb)
-		} else {
+		default:
 			series = append(series, tb)
 		}
 	}
-	rises, tested := logRises(series, b0, splits)
-	breaks, pairs := logBreaks(series, succ, b0, splits)
+	// The tests place their splits among the steps kept (at: the first
+	// kept step after the split), mapped back below.
+	rises, tested := logRises(series, 0, splits)
+	breaks, pairs := logBreaks(series, succ, 0, splits)
+	spanFirstBreaks(spanFirst, calls, 0, splits, breaks, pairs)
 	out := map[string]logScore{}
 	for _, e := range slices.Sorted(maps.Keys(tested)) {
 		s, ok := rises[e]
@@ -269,7 +353,10 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 			continue
 		}
 		s.z = upperDeviate(s.p)
-		s.t0, s.t1 = time.Duration((float64(s.at-b0-1)+w0)*float64(v.step)), time.Duration(b1-s.at+1)*v.step
+		s.t0, s.t1 = time.Duration((float64(s.at-1)+w0)*float64(lstep)), time.Duration(len(keep)-s.at)*lstep
+		// The view's step whose (t-step, t] holds the split's first step's
+		// end.
+		s.at = int(ceilDivMs(int64(b0+keep[s.at])*stepMs, v.step.Milliseconds()))
 		out[e] = s
 	}
 	return out, nil
@@ -414,6 +501,46 @@ func successionBreaks(series, succ []templateBins, b0, splits int, pairs map[str
 		if c, p, ok := logBreak(s, rest, b0, rates, bound); ok {
 			c.follows = s.follows
 			keep(c, p)
+		}
+	}
+}
+
+// spanFirstBreaks tests each span-first series below warning (spans of a
+// name whose first record was of a template) for a break against the
+// rest of the spans of that name (the span metrics' calls): as a
+// succession is tested, the span's start being the step before. A
+// request that fails before the first statement of its span writes no
+// record there at all, and only the span tells that it came. Each series
+// tested counts as a pair; the results go into best and pairs.
+func spanFirstBreaks(spanFirst []templateBins, calls map[[2]string]*templateBins, b0, splits int, best map[string]logScore, pairs map[string]int) {
+	for _, s := range spanFirst {
+		if !warnOrAbove(s.severity) && calls[[2]string{s.entity, s.span}] != nil {
+			pairs[s.entity]++
+		}
+	}
+	for _, s := range spanFirst {
+		a := calls[[2]string{s.entity, s.span}]
+		if warnOrAbove(s.severity) || a == nil {
+			continue
+		}
+		bound := 0.5 / float64(max(1, splits*pairs[s.entity]))
+		rates, any := rateFalls(s, bound)
+		if !any {
+			continue
+		}
+		rest := templateBins{entity: a.entity, template: s.span, bins: make([]float64, len(a.bins)), w0: s.w0}
+		for k, x := range a.bins {
+			rest.bins[k] = math.Max(0, x-s.bins[k])
+			rest.total += rest.bins[k]
+		}
+		c, p, ok := logBreak(s, rest, b0, rates, bound)
+		if !ok {
+			continue
+		}
+		c.span = s.span
+		p = math.Min(1, p*float64(splits))
+		if cur, had := best[c.entity]; !had || p < cur.p {
+			best[c.entity] = logScore{logTemplateCounts: c, p: p}
 		}
 	}
 }
@@ -697,6 +824,16 @@ func (v *view) logEvidence(label string, s logScore) Evidence {
 			return t[:117] + "..."
 		}
 		return t
+	}
+	if s.span != "" {
+		return Evidence{
+			Signal: fmt.Sprintf("%s{severity=%q, span_name=%q, template=%q}", metricLogSpanFirst, s.severity, s.span, short(s.template)),
+			Query: fmt.Sprintf("sum(increase(%s{%s=%q, span_name=%q, template=%q}[5m])) / sum(increase(%s{%s=%q, span_name=%q}[5m]))",
+				metricLogSpanFirst, label, s.entity, s.span, s.template, metricSpanCalls, "service_name", s.entity, s.span),
+			Summary: fmt.Sprintf("the code path broke: spans %q no longer began with this %s template: %s of %s did in the %s from %s, %s of %s in the %s before: p = %.2g for a share that did not change (the best of %d template pairs and successions and their splits)",
+				s.span, s.severity, fmtCount(s.logTemplateCounts.after), fmtCount(s.logTemplateCounts.after+s.partnerAfter), fmtDur(s.t1), v.time(s.at).Format("15:04:05"),
+				fmtCount(s.before), fmtCount(s.before+s.partnerBefore), fmtDur(s.t0), s.p, s.pairs),
+		}
 	}
 	if s.follows != "" {
 		return Evidence{

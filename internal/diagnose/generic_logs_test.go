@@ -1,6 +1,7 @@
 package diagnose_test
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -10,9 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/logsignals"
+	"github.com/vigil-obs/vigil/internal/spanmetrics"
 	"github.com/vigil-obs/vigil/internal/store"
 )
 
@@ -34,6 +37,49 @@ type logLine struct {
 // --entity-label service.
 func diagnoseLogs(t *testing.T, lines ...logLine) *diagnose.Report {
 	t.Helper()
+	return diagnoseLogsSpans(t, nil, lines...)
+}
+
+// spanLine is a source of server spans: a service's spans of one name,
+// every `every` from `from` to `to`, the k-th in span k of request path
+// span (a logLine of the same path and period writes its records in it).
+type spanLine struct {
+	service, name string
+	every         time.Duration
+	from, to      time.Duration
+	span          byte
+}
+
+// due calls fn with each occurrence k of a source of period every in
+// [from, to) that falls in (at-batch, at].
+func due(at, batch, every, from, to time.Duration, fn func(k int, d time.Duration)) {
+	for k := (at - batch) / every; ; k++ {
+		d := k * every
+		if d <= at-batch {
+			continue
+		}
+		if d > at {
+			return
+		}
+		if d >= from && d < to {
+			fn(int(k), d)
+		}
+	}
+}
+
+// ids are the trace and span IDs of occurrence k of request path span.
+func ids(span byte, k int) (pcommon.TraceID, pcommon.SpanID) {
+	var id pcommon.SpanID
+	id[0] = span
+	binary.BigEndian.PutUint32(id[4:], uint32(k))
+	return pcommon.TraceID{0: span, 15: 1}, id
+}
+
+// diagnoseLogsSpans is diagnoseLogs with spans as well: each batch's spans
+// go through internal/spanmetrics (their calls) and, before the batch's
+// records, internal/logsignals (their names).
+func diagnoseLogsSpans(t *testing.T, spans []spanLine, lines ...logLine) *diagnose.Report {
+	t.Helper()
 	start := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
 	now := start
 	clock := func() time.Time { return now }
@@ -42,47 +88,55 @@ func diagnoseLogs(t *testing.T, lines ...logLine) *diagnose.Report {
 	defer func() { require.NoError(t, st.Close()) }()
 	c, err := logsignals.New(logsignals.DefaultConfig(), st, clock, nil, nil)
 	require.NoError(t, err)
+	sm, err := spanmetrics.New(spanmetrics.DefaultConfig(), st, clock, nil, nil)
+	require.NoError(t, err)
 	const run, batch = 30 * time.Minute, 5 * time.Second
 	n := 0
 	for at := batch; at <= run; at += batch {
+		td := ptrace.NewTraces()
+		for _, sl := range spans {
+			to := cmp.Or(sl.to, run)
+			rs := td.ResourceSpans().AppendEmpty()
+			rs.Resource().Attributes().PutStr("service.name", sl.service)
+			ss := rs.ScopeSpans().AppendEmpty().Spans()
+			due(at, batch, sl.every, sl.from, to, func(k int, d time.Duration) {
+				sp := ss.AppendEmpty()
+				tid, sid := ids(sl.span, k)
+				sp.SetTraceID(tid)
+				sp.SetSpanID(sid)
+				sp.SetName(sl.name)
+				sp.SetKind(ptrace.SpanKindServer)
+				sp.SetStartTimestamp(pcommon.NewTimestampFromTime(start.Add(d)))
+				sp.SetEndTimestamp(pcommon.NewTimestampFromTime(start.Add(d + 10*time.Millisecond)))
+			})
+		}
 		ld := plog.NewLogs()
 		for _, l := range lines {
-			to := l.to
-			if to == 0 {
-				to = run
-			}
+			to := cmp.Or(l.to, run)
 			rl := ld.ResourceLogs().AppendEmpty()
 			rl.Resource().Attributes().PutStr("service.name", l.service)
 			rl.Resource().Attributes().PutStr("k8s.pod.name", l.service+"-7d9f8b6c5-x2x9z")
 			recs := rl.ScopeLogs().AppendEmpty().LogRecords()
-			// The lines due in (at-batch, at].
-			for k := (at - batch) / l.every; ; k++ {
-				due := k * l.every
-				if due <= at-batch {
-					continue
-				}
-				if due > at {
-					break
-				}
-				if due < l.from || due >= to {
-					continue
-				}
+			due(at, batch, l.every, l.from, to, func(k int, d time.Duration) {
 				for range max(1, l.burst) {
 					n++
 					lr := recs.AppendEmpty()
-					lr.SetTimestamp(pcommon.NewTimestampFromTime(start.Add(due)))
+					lr.SetTimestamp(pcommon.NewTimestampFromTime(start.Add(d)))
 					if l.span != 0 {
-						var id pcommon.SpanID
-						id[0] = l.span
-						binary.BigEndian.PutUint32(id[4:], uint32(k))
-						lr.SetTraceID(pcommon.TraceID{0: l.span, 15: 1})
-						lr.SetSpanID(id)
+						tid, sid := ids(l.span, k)
+						lr.SetTraceID(tid)
+						lr.SetSpanID(sid)
 					}
-					lr.Body().SetStr(fmt.Sprintf("%s "+l.body, start.Add(due).Format("15:04:05.000"), n))
+					lr.Body().SetStr(fmt.Sprintf("%s "+l.body, start.Add(d).Format("15:04:05.000"), n))
 				}
-			}
+			})
 		}
 		now = start.Add(at)
+		if len(spans) > 0 {
+			require.NoError(t, c.ConsumeTraces(t.Context(), td))
+			require.NoError(t, sm.ConsumeTraces(t.Context(), td))
+			require.NoError(t, sm.Flush(t.Context()))
+		}
 		require.NoError(t, c.ConsumeLogs(t.Context(), ld))
 	}
 	eng, err := diagnose.New(diagnose.Options{EntityLabel: "service", Window: 30 * time.Minute, Step: 15 * time.Second})

@@ -71,8 +71,12 @@ type Consumer struct {
 	miners     map[entity]*miner
 	statements map[statementKey]string
 	located    map[entity]int
-	// spans is each recent span's last mined record (successions.go).
-	spans spanMemory
+	// spans is each recent span's last mined record (successions.go),
+	// names the name of each recent span received, lookup those of spans
+	// received elsewhere (spanfirst.go).
+	spans  spanMemory
+	names  spanNames
+	lookup SpanNames
 }
 
 // series is one counter's running total.

@@ -15,6 +15,7 @@
 //	vigil_log_xid_total{node, xid, pci}
 //	vigil_log_templates_total{node, namespace, pod, service, severity, template}
 //	vigil_log_template_successions_total{node, namespace, pod, service, severity, template, next}
+//	vigil_log_span_first_total{node, namespace, pod, service, severity, span_name, template}
 //
 // event is one of nccl_timeout, nccl_error, cuda_error, cuda_oom,
 // oom_killed, xid, http_5xx, gpu_fell_off_bus, system_oom (an OOM kill
@@ -83,6 +84,17 @@
 // two statements stops the second coming next after the first, however
 // the service's other paths mix: internal/diagnose tests each succession
 // against the rest of its first template's records.
+//
+// The Consumer is also a traces consumer (ConsumeTraces): it learns the
+// name of each span it receives (65,536 recent ones, in two generations),
+// and counts each span's first mined record under its span's name in
+// vigil_log_span_first_total, once, when the later of the two comes (the
+// span, which is sent when it ends, or its first record). A span that
+// logged nothing counts nothing: with the span metrics' calls of that
+// name, internal/diagnose reads the spans that no longer begin with the
+// statement they began with (a request that fails before its first
+// statement). Where traces are read apart from the logs (a trace file
+// before a log file), SetSpanNames gives the names.
 //
 // BenchmarkConsumeLogs, the GPU cluster's mix (most lines info, one in
 // seven JSON): 216 k records/s on one core with the miner at info (the

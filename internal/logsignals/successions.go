@@ -37,10 +37,14 @@ func spanOf(trace pcommon.TraceID, span pcommon.SpanID) (spanKey, bool) {
 	return k, true
 }
 
-// lastRecord is a span's latest mined record: its template and time.
+// lastRecord is a span's latest mined record: its template and time;
+// and its first's template and level, and the entity that wrote them.
 type lastRecord struct {
 	tmpl string
 	t    int64
+
+	first, firstSev string
+	ent             *entity
 }
 
 // spanMemory is the last record of each recent span, in two generations.
@@ -87,10 +91,16 @@ func (c *Consumer) countSuccessions(batch []mined) {
 		if ok && r.t < prev.t {
 			continue
 		}
-		c.spans.put(r.span, lastRecord{tmpl: r.tmpl, t: r.t})
 		if !ok {
+			// The span's first record: counted under the span's name where
+			// the span came first (spanfirst.go).
+			c.spans.put(r.span, lastRecord{tmpl: r.tmpl, t: r.t, first: r.tmpl, firstSev: r.sev, ent: r.ent})
+			if name := c.spanName(r.span); name != "" {
+				c.countSpanFirst(r.ent, name, r.tmpl, r.sev)
+			}
 			continue
 		}
+		c.spans.put(r.span, lastRecord{tmpl: r.tmpl, t: r.t, first: prev.first, firstSev: prev.firstSev, ent: prev.ent})
 		ent := r.ent
 		c.keyBuf = appendKey(c.keyBuf[:0], "s", r.sev, prev.tmpl, r.tmpl, ent.node, ent.namespace, ent.pod, ent.service)
 		c.add(c.keyBuf, "S"+r.sev, func() labels.Labels {

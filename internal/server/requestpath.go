@@ -82,7 +82,7 @@ func (s *Server) startRequestPath(ctx context.Context, host component.Host, budg
 			return err
 		}
 	}
-	rp.tracesIn = redactedTraces{s.red, bothTraces{rp.traces, rp.spans, rp.fwd}}
+	rp.tracesIn = redactedTraces{s.red, bothTraces{rp.traces, rp.spans, rp.logsig, rp.fwd}}
 	rp.logsIn = redactedLogs{s.red, bothLogs{rp.traces, rp.logsig, rp.fwd}}
 	rp.metricsIn = redactedMetrics{s.red, otlp.NewMetricsAppender(s.st, s.now, logger.With("component", "otlp-metrics"))}
 	s.rp = rp
@@ -188,11 +188,13 @@ func (rp *requestPath) handlers(logger *slog.Logger) map[string]http.Handler {
 }
 
 // bothTraces stores the spans, derives the span metrics and service graph
-// from them and forwards them — only once the store took them, so that a
-// client's retry is not counted or forwarded twice.
+// from them, tells the log signals their names and forwards them — only
+// once the store took them, so that a client's retry is not counted or
+// forwarded twice.
 type bothTraces struct {
 	st    *traces.Store
 	spans *spanmetrics.Consumer
+	sig   *logsignals.Consumer
 	fwd   *forward.Forwarder
 }
 
@@ -203,6 +205,7 @@ func (b bothTraces) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	if b.fwd != nil {
 		_ = b.fwd.ConsumeTraces(ctx, td) // queues a copy; never fails
 	}
+	_ = b.sig.ConsumeTraces(ctx, td) // learns the spans' names; never fails
 	return b.spans.ConsumeTraces(ctx, td)
 }
 

@@ -37,7 +37,7 @@ import (
 //     its newest record time, from the first line's time on.
 //
 // The spans and records themselves are not kept: the trace store is the
-// server's.
+// server's. With Options.Spans, the names of the spans are (SpanIndex).
 
 // appendable hands out one capturing appender.
 type appendable struct{ app *captureAppender }
@@ -46,7 +46,7 @@ func (a appendable) AppenderV2(context.Context) storage.AppenderV2 { return a.ap
 
 // otlpTracesToOpenMetrics derives span metrics and the service graph from
 // OTLP JSON traces, one export request per line.
-func otlpTracesToOpenMetrics(name string, data []byte) ([]byte, error) {
+func otlpTracesToOpenMetrics(name string, data []byte, spans *SpanIndex) ([]byte, error) {
 	app := &captureAppender{}
 	var now time.Time
 	cfg := spanmetrics.DefaultConfig()
@@ -67,6 +67,7 @@ func otlpTracesToOpenMetrics(name string, data []byte) ([]byte, error) {
 		if err != nil {
 			return time.Time{}, nil, err
 		}
+		spans.add(td)
 		chunks := splitByEnd(td, interval)
 		return chunks[0].newest, func() error {
 			for _, ch := range chunks {
@@ -253,7 +254,7 @@ func newestRecord(ld plog.Logs) time.Time {
 // do: the consumer is made at the first line's time, as a server's starts
 // counting when it starts receiving, so a series' leading zero lies in the
 // logs' own time, not minutes before them.
-func otlpLogsToOpenMetrics(name string, data []byte) ([]byte, error) {
+func otlpLogsToOpenMetrics(name string, data []byte, spans *SpanIndex) ([]byte, error) {
 	app := &captureAppender{}
 	var now time.Time
 	var c *logsignals.Consumer
@@ -268,6 +269,9 @@ func otlpLogsToOpenMetrics(name string, data []byte) ([]byte, error) {
 				var err error
 				if c, err = logsignals.New(logsignals.DefaultConfig(), appendable{app}, func() time.Time { return now }, nil, nil); err != nil {
 					return fmt.Errorf("log signals: %w", err)
+				}
+				if spans != nil {
+					c.SetSpanNames(spans)
 				}
 			}
 			return c.ConsumeLogs(context.Background(), ld)

@@ -204,3 +204,39 @@ func FuzzReadOTLPDerived(f *testing.F) {
 		}
 	})
 }
+
+// TestReadOTLPSpanIndex: with a span index shared by an import, a trace
+// file read before a log file names the spans the records were written
+// in, so each span's first record counts under its name; without one,
+// none does.
+func TestReadOTLPSpanIndex(t *testing.T) {
+	keepText(t)
+	at := time.Date(2026, 11, 12, 2, 0, 0, 0, time.UTC)
+	traces := tracesLine(t, at, 7, 40)
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", "vector-db")
+	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.SetTimestamp(pcommon.NewTimestampFromTime(at.Add(20 * time.Millisecond)))
+	lr.Body().SetStr("02:00:00.020 INFO  v.d.SearchHandler#88 searching 12 shards")
+	lr.SetTraceID(pcommon.TraceID{1, 7})
+	lr.SetSpanID(pcommon.SpanID{7, 3}) // vector-db's "search" span
+	logs, err := (&plog.JSONMarshaler{}).MarshalLogs(ld)
+	require.NoError(t, err)
+	for _, shared := range []bool{true, false} {
+		opts := deriveOptions(at)
+		if shared {
+			opts.Spans = NewSpanIndex()
+		}
+		_, err := Read("t.otlp.json", bytes.NewReader(traces), opts)
+		require.NoError(t, err)
+		f, err := Read("l.otlp.json", bytes.NewReader(logs), opts)
+		require.NoError(t, err)
+		text := string(f.data)
+		if shared {
+			require.Contains(t, text, `vigil_log_span_first_total{service="vector-db",severity="info",span_name="search",template="v.d.SearchHandler#88 searching <*> shards"} 1`)
+		} else {
+			require.NotContains(t, text, "vigil_log_span_first_total")
+		}
+	}
+}

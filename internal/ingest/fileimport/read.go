@@ -60,6 +60,11 @@ type Options struct {
 	// serve` derives from them (span metrics and the service graph, the
 	// log-derived counters); unset, they are ErrOTLPNotMetrics.
 	DeriveFromOTLP bool
+	// Spans, when set, is shared by the files of one import: the trace
+	// files read into it the names of their spans, and the log files read
+	// after them count each span's first record under its span's name
+	// (vigil_log_span_first_total).
+	Spans *SpanIndex
 }
 
 // DefaultOptions returns the defaults; samples without a timestamp are taken
@@ -131,9 +136,9 @@ func Read(name string, r io.Reader, opts Options) (*File, error) {
 		case !opts.DeriveFromOTLP:
 			return nil, fmt.Errorf("%s: %w (%s)", name, ErrOTLPNotMetrics, sig)
 		case sig == otlpSpans:
-			data, err = otlpTracesToOpenMetrics(name, data)
+			data, err = otlpTracesToOpenMetrics(name, data, opts.Spans)
 		default:
-			data, err = otlpLogsToOpenMetrics(name, data)
+			data, err = otlpLogsToOpenMetrics(name, data, opts.Spans)
 		}
 		if err != nil {
 			return nil, err
