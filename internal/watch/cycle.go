@@ -147,10 +147,18 @@ func (w *Watcher) observe(at, wall time.Time, obs []incident.Observation) error 
 // on its node, a node down under a training job and a model server —
 // pages once, the others' summaries added to it. The page kept is the one
 // whose incident is already open (so a second observer does not re-page
-// it), else the first (the engine's come before the rules'). Tickets and
-// pages without a cause stay as they are.
+// it), else the first (the engine's come before the rules'). An observer
+// that adds several (a rule that fires once per GPU link) adds its first
+// summary and how many more it had. Tickets and pages without a cause
+// stay as they are.
 func onePagePerCause(obs []incident.Observation, firing func(id string) bool) []incident.Observation {
+	type also struct {
+		source, summary string
+		more            int
+	}
 	out := make([]incident.Observation, 0, len(obs))
+	base := map[int]string{} // each merged page's own summary
+	added := map[int][]also{}
 	byCause := map[string]int{}
 	for _, o := range obs {
 		if o.Severity != incident.SeverityPage || len(o.Causes) == 0 {
@@ -164,12 +172,36 @@ func onePagePerCause(obs []incident.Observation, firing func(id string) bool) []
 			out = append(out, o)
 			continue
 		}
+		if _, ok := base[i]; !ok {
+			base[i] = out[i].Summary
+		}
 		kept, other := out[i], o
 		if !firing(incident.ID(kept.Kind, kept.Entity)) && firing(incident.ID(o.Kind, o.Entity)) {
+			// The other page is open already: it stays the page, and the
+			// one kept so far is added to it.
 			kept, other = o, out[i]
+			other.Summary = base[i]
+			base[i] = kept.Summary
 		}
-		kept.Summary += "; also " + other.Summary
+		list := added[i]
+		j := slices.IndexFunc(list, func(a also) bool { return a.source == other.Source && other.Source != "" })
+		if j >= 0 {
+			list[j].more++
+		} else {
+			list = append(list, also{source: other.Source, summary: other.Summary})
+		}
+		added[i] = list
 		out[i] = kept
+	}
+	for i, list := range added {
+		sum := base[i]
+		for _, a := range list {
+			sum += "; also " + a.summary
+			if a.more > 0 {
+				sum += fmt.Sprintf(" (and %d more from %s)", a.more, a.source)
+			}
+		}
+		out[i].Summary = sum
 	}
 	return out
 }

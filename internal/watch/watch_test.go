@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"fmt"
 	"sort"
 	"strings"
 	"sync"
@@ -280,4 +281,18 @@ func TestOnePagePerCause(t *testing.T) {
 	require.Len(t, got, 1)
 	require.Equal(t, "training_slowdown", got[0].Kind)
 	require.Equal(t, "NVLink low on n6; also llm stalled", got[0].Summary)
+
+	// A rule that fires once per GPU link adds its first summary and how
+	// many more it had, not eight of them.
+	var many []incident.Observation
+	many = append(many, stall)
+	for g := range 8 {
+		r := rule
+		r.Entity = diagnose.Entity{"node": "n6", "gpu": fmt.Sprint(g)}
+		r.Summary = fmt.Sprintf("NVLink low on n6/%d", g)
+		many = append(many, r)
+	}
+	got = onePagePerCause(many, none)
+	require.Len(t, got, 1)
+	require.Equal(t, "llm stalled; also NVLink low on n6/0 (and 7 more from rule:NVLinkBandwidthLow)", got[0].Summary)
 }
