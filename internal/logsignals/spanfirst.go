@@ -65,7 +65,7 @@ func (c *Consumer) SetSpanNames(n SpanNames) {
 // record counts under its name (vigil_log_span_first_total): at once
 // where its records came first, when its first record comes otherwise.
 // It keeps nothing else of the spans and never fails.
-func (c *Consumer) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
+func (c *Consumer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	if !c.cfg.Templates.Enabled || !c.cfg.Templates.Successions {
 		return nil
 	}
@@ -93,7 +93,7 @@ func (c *Consumer) ConsumeTraces(_ context.Context, td ptrace.Traces) error {
 		}
 	}
 	if changed {
-		c.write(context.Background(), 0)
+		c.write(ctx, 0)
 	}
 	return nil
 }
