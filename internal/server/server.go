@@ -390,7 +390,7 @@ func (s *Server) newAPI(ln net.Listener, rw *remotewrite.Handler, pushed *push.H
 		opts.Rules, opts.Incidents = s.ev.watcher, s.ev.tracker
 	}
 	opts.Alertmanagers = alertmanagers(cfg.Alerting.Alertmanagers)
-	uo := ui.Options{Store: s.st, Now: s.now, Logger: s.logger.With("component", "ui"), QueryTimeout: opts.QueryTimeout}
+	uo := ui.Options{Store: s.st, Traces: s.rp.traces, Now: s.now, Logger: s.logger.With("component", "ui"), QueryTimeout: opts.QueryTimeout}
 	if s.ev != nil {
 		uo.Incidents = s.ev.tracker
 	}

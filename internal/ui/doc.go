@@ -9,7 +9,11 @@
 // ranked causes with their confidence and action, and for each piece of
 // evidence the plot that proves it — the query evaluated over the
 // incident's window, the faulty entity's series against its peers' band —
-// with the query itself to copy into Grafana or promtool.
+// with the query itself to copy into Grafana or promtool. /slow and
+// /traces/{id} show the request path: the slowest requests and each
+// route's time per service (internal/hops' Routes, what vigil slow
+// prints), and one trace's waterfall with each service's share of its
+// critical path (hops.Breakdown).
 //
 // Every page takes its state from the URL (?from=&to=&refresh=), so a link
 // shares what its sender saw. html/template escapes every label value.
@@ -19,6 +23,7 @@
 // its data), with the page's own file beside it.
 //
 // It does not diagnose, track incidents or store samples: it reads the
-// incident tracker (internal/incident) and queries the store
-// (internal/store) the HTTP API queries.
+// incident tracker (internal/incident), queries the store
+// (internal/store) the HTTP API queries, and reads the trace store
+// (internal/traces) through internal/hops, which owns the breakdowns.
 package ui

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vigil-obs/vigil/internal/catalog"
 	"github.com/vigil-obs/vigil/internal/incident"
+	"github.com/vigil-obs/vigil/internal/traces"
 )
 
 //go:embed templates/*.html static/*
@@ -55,6 +56,9 @@ type Options struct {
 	// QueryTimeout bounds each plot's query (default 10s); a plot that
 	// runs past it says so and the page renders without it.
 	QueryTimeout time.Duration
+	// Traces, when set, is the trace store /slow and /traces/{id} read;
+	// nil: those pages say there is none.
+	Traces *traces.Store
 	// Catalog names the metrics of each signal the question pages read
 	// (default catalog.Default()).
 	Catalog *catalog.Catalog
