@@ -291,11 +291,24 @@ func TestUIInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("form.search")),
 		chromedp.SendKeys(chromedp.CSS(`form.search input[name="q"]`), "gpu-node-06"),
 		chromedp.Submit(chromedp.CSS(`form.search input[name="q"]`)),
+		// The answer's page has the query in its value attribute; the
+		// page the keys were typed into has it only in the property.
+		chromedp.WaitVisible(chromedp.CSS(`form.search input[name="q"][value="gpu-node-06"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`section.topo-node[data-node="gpu-node-06"]`))))
 	nodes, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("section.topo-node")].map(s => s.dataset.node)`))
 	require.NoError(t, err)
 	require.Equal(t, []string{"gpu-node-06"}, nodes)
 	shoot("topology.png")
+
+	// The request path: the NVLink demo sends no traces, so /slow says so
+	// (its rows and /traces/{id} are tested in internal/ui).
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.Search(`//header//nav/a[text()="Slow requests"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.answer[data-verdict="no data"]`))))
+	slow, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS("p.answer")))
+	require.NoError(t, err)
+	require.Contains(t, slow, "No traces yet")
+	shoot("slow.png")
 
 	bad, reqs := blog.problems()
 	require.Empty(t, bad)
