@@ -19,9 +19,10 @@ const (
 	wfIndent                   = 12
 	// maxWaterfallRows is the most spans the waterfall draws.
 	maxWaterfallRows = 400
-	// maxLabelRunes is where a span's label is cut (the full label is on
-	// hover).
-	maxLabelRunes = 48
+	// labelRuneW is the width of one character of a label (11 px
+	// monospace): a label is cut to what fits before the bars (the full
+	// label is on hover).
+	labelRuneW = 6.8
 )
 
 // traceView is /traces/{id}: hops.Breakdown of one trace, its waterfall
@@ -139,9 +140,10 @@ func drawWaterfall(t hops.Trace, class map[string]string) waterfallView {
 		}
 		y := float64(wfTop + i*wfRowH)
 		label := s.Service + " · " + s.Name
+		x := float64(4 + min(s.Depth, 16)*wfIndent)
 		row := waterfallRow{
-			Label: cut(label, maxLabelRunes), Duration: s.Duration.String(),
-			LabelX: float64(4 + min(s.Depth, 16)*wfIndent), Y: y + 3, TextY: y + 14,
+			Label: cut(label, int((wfLabelW-x)/labelRuneW)), Duration: s.Duration.String(),
+			LabelX: x, Y: y + 3, TextY: y + 14,
 			BarX: round1(wfBarL + scale(s.Offset.D())), BarW: max(1, round1(scale(s.Duration.D()))),
 			Class: c, Error: s.Error, Async: s.Async, Orphan: s.Orphan, Crit: s.Critical > 0,
 		}
@@ -164,8 +166,9 @@ func drawWaterfall(t hops.Trace, class map[string]string) waterfallView {
 	return w
 }
 
-// cut shortens s to n runes, with an ellipsis.
+// cut shortens s to n runes (at least 2), the last an ellipsis.
 func cut(s string, n int) string {
+	n = max(n, 2)
 	r := []rune(s)
 	if len(r) <= n {
 		return s
