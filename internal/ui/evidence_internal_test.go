@@ -115,3 +115,14 @@ func TestNaturalCompare(t *testing.T) {
 	slices.SortFunc(names, naturalCompare)
 	require.Equal(t, []string{"gpu=1", "gpu=1 x", "gpu=2", "gpu=10", "node=a", "node=b"}, names)
 }
+
+// TestFmtBurn: a burn rate reads as a multiple of the budget's pace, with
+// no digits below a hundredth.
+func TestFmtBurn(t *testing.T) {
+	for _, tc := range []struct {
+		x    float64
+		want string
+	}{{0, "0×"}, {0.000286, "< 0.01×"}, {0.02, "0.02×"}, {1, "1×"}, {14.4, "14.4×"}, {math.NaN(), "–"}} {
+		require.Equal(t, tc.want, fmtBurn(tc.x), "%v", tc.x)
+	}
+}

@@ -277,10 +277,17 @@ func sortedStateKeys(m map[[3]string]*sloState) [][3]string {
 	return out
 }
 
-// fmtBurn writes a burn rate as "0.02×", or "–" when not recorded.
+// fmtBurn writes a burn rate as "0.02×", "< 0.01×" below a hundredth
+// (a budget that would last a hundred periods: nothing to read in its
+// digits), "0×" for none, or "–" when not recorded.
 func fmtBurn(x float64) string {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
 		return "–"
+	case x == 0:
+		return "0×"
+	case x > 0 && x < 0.01:
+		return "< 0.01×"
 	}
 	return fmtNum(x) + "×"
 }
