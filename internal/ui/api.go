@@ -18,6 +18,7 @@ func (h *Handler) APIs() map[string]http.Handler {
 		"/api/v1/platform":  h.questionAPI(func(ctx context.Context, w timeRange) (any, error) { return h.platform(ctx, w) }),
 		"/api/v1/inference": h.questionAPI(func(ctx context.Context, w timeRange) (any, error) { return h.inference(ctx, w) }),
 		"/api/v1/failures":  h.questionAPI(func(ctx context.Context, w timeRange) (any, error) { return h.failures(ctx, w) }),
+		"/api/v1/tenants":   h.questionAPI(func(ctx context.Context, w timeRange) (any, error) { return h.tenants(ctx, w) }),
 		"/api/v1/topology":  h.topologyAPI(),
 	}
 }

@@ -13,7 +13,8 @@
 // /traces/{id} show the request path: the slowest requests and each
 // route's time per service (internal/hops' Routes, what vigil slow
 // prints), and one trace's waterfall with each service's share of its
-// critical path (hops.Breakdown).
+// critical path (hops.Breakdown). /tenants splits the span metrics'
+// requests and failures by tenant and names the tenant that stands out.
 //
 // Every page takes its state from the URL (?from=&to=&refresh=), so a link
 // shares what its sender saw. html/template escapes every label value.

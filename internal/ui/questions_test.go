@@ -20,8 +20,8 @@ import (
 // nodes (one not ready), a deployment short of a replica and a pod named
 // evil that restarts; vLLM serving llama (its queue long, its KV cache
 // full, its TTFT SLO burning) and a model named evil; the span metrics of
-// a gateway whose tenant-c fails 78 % of its requests, and a tenant named
-// evil.
+// a gateway whose tenant-c fails 78 % of its requests (its p95 1.85 s,
+// tenant-a's 300 ms), and a tenant named evil.
 func openServiceStore(t *testing.T) *store.Embedded {
 	t.Helper()
 	s, err := store.OpenEmbedded(store.DefaultEmbeddedConfig(t.TempDir()), func() time.Time { return now }, nil, nil)
@@ -64,6 +64,12 @@ func openServiceStore(t *testing.T) *store.Embedded {
 			for n, code := range []string{"STATUS_CODE_OK", "STATUS_CODE_ERROR"} {
 				add(ts, r[n]*k, "__name__", "traces_span_metrics_calls_total", "service_name", "gateway", "span_name", "POST /chat",
 					"span_kind", "SPAN_KIND_SERVER", "status_code", code, "tenant", tenant)
+			}
+		}
+		for tenant, buckets := range map[string]map[string]float64{"tenant-a": {"0.1": 90, "0.5": 100, "+Inf": 100}, "tenant-c": {"0.5": 50, "2": 100, "+Inf": 100}} {
+			for le, n := range buckets {
+				add(ts, n*k, "__name__", "traces_span_metrics_duration_seconds_bucket", "service_name", "gateway", "span_name", "POST /chat",
+					"span_kind", "SPAN_KIND_SERVER", "tenant", tenant, "le", le)
 			}
 		}
 		add(ts, 2*k, "__name__", "traces_span_metrics_timeouts_total", "service_name", "gateway")
@@ -158,7 +164,7 @@ func TestFailures(t *testing.T) {
 
 func TestQuestionAPIs(t *testing.T) {
 	h, _ := newQuestionServer(t, openServiceStore(t))
-	for _, path := range []string{"/api/v1/platform", "/api/v1/inference", "/api/v1/failures", "/api/v1/gpus", "/api/v1/topology"} {
+	for _, path := range []string{"/api/v1/platform", "/api/v1/inference", "/api/v1/failures", "/api/v1/tenants", "/api/v1/gpus", "/api/v1/topology"} {
 		hd, ok := h.APIs()[path]
 		require.True(t, ok, path)
 		rec := httptest.NewRecorder()
@@ -175,7 +181,7 @@ func TestQuestionAPIs(t *testing.T) {
 
 func TestQuestionsEscape(t *testing.T) {
 	_, srv := newQuestionServer(t, openServiceStore(t))
-	for _, path := range []string{"/platform", "/inference", "/failures", "/topology"} {
+	for _, path := range []string{"/platform", "/inference", "/failures", "/tenants", "/topology"} {
 		_, body := get(t, srv, path)
 		require.NotContains(t, body, evil, path)
 		require.Contains(t, body, "&lt;script&gt;alert(1)&lt;/script&gt;", path)
