@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/metadata"
+	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
 
@@ -26,7 +27,7 @@ type SpanKey = spanKey
 
 // KeyOf is the SpanKey of a trace and span ID, and false where the span ID
 // is empty.
-var KeyOf = spanOf
+func KeyOf(trace pcommon.TraceID, span pcommon.SpanID) (SpanKey, bool) { return spanOf(trace, span) }
 
 // spanNames is the name of each recent span the Consumer received, in two
 // generations, as spanMemory.
