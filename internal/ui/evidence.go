@@ -70,20 +70,29 @@ type plotData struct {
 // plotAll evaluates the jobs over w, plotParallel at a time, and renders
 // each into its plotView; a query that fails says why in its plot.
 func (h *Handler) plotAll(ctx context.Context, jobs []plotJob, w timeRange) {
+	h.eachQuery(ctx, len(jobs), func(qctx context.Context, i int) {
+		j := jobs[i]
+		d, err := h.evaluate(qctx, j, w)
+		if err != nil {
+			*j.out = plotView{Query: j.query, Err: err.Error()}
+			return
+		}
+		*j.out = drawPlot(d)
+	})
+}
+
+// eachQuery calls fn for 0..n-1, plotParallel at a time, each under its
+// own QueryTimeout, and returns when all have.
+func (h *Handler) eachQuery(ctx context.Context, n int, fn func(ctx context.Context, i int)) {
 	sem := make(chan struct{}, plotParallel)
 	var wg sync.WaitGroup
-	for _, j := range jobs {
+	for i := range n {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			qctx, cancel := context.WithTimeout(ctx, h.opts.QueryTimeout)
 			defer cancel()
-			d, err := h.evaluate(qctx, j, w)
-			if err != nil {
-				*j.out = plotView{Query: j.query, Err: err.Error()}
-				return
-			}
-			*j.out = drawPlot(d)
+			fn(qctx, i)
 		})
 	}
 	wg.Wait()

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -137,18 +136,10 @@ type chartView struct {
 
 // chartAll evaluates the jobs over w, plotParallel at a time.
 func (h *Handler) chartAll(ctx context.Context, jobs []chartJob, w timeRange) {
-	sem := make(chan struct{}, plotParallel)
-	var wg sync.WaitGroup
-	for _, j := range jobs {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			qctx, cancel := context.WithTimeout(ctx, h.opts.QueryTimeout)
-			defer cancel()
-			*j.out = chartView{Title: j.title, Unit: j.unit, Plot: h.drawChart(qctx, j, w)}
-		})
-	}
-	wg.Wait()
+	h.eachQuery(ctx, len(jobs), func(qctx context.Context, i int) {
+		j := jobs[i]
+		*j.out = chartView{Title: j.title, Unit: j.unit, Plot: h.drawChart(qctx, j, w)}
+	})
 }
 
 // drawChart evaluates one chart's query and lays its series out.
