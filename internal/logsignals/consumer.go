@@ -74,8 +74,8 @@ type Consumer struct {
 	// spans is each recent span's last mined record (successions.go),
 	// names the name of each recent span received, lookup those of spans
 	// received elsewhere (spanfirst.go).
-	spans  spanMemory
-	names  spanNames
+	spans  recent[lastRecord]
+	names  recent[string]
 	lookup SpanNames
 }
 

@@ -29,30 +29,6 @@ type SpanKey = spanKey
 // is empty.
 func KeyOf(trace pcommon.TraceID, span pcommon.SpanID) (SpanKey, bool) { return spanOf(trace, span) }
 
-// spanNames is the name of each recent span the Consumer received, in two
-// generations, as spanMemory.
-type spanNames struct {
-	cur, old map[spanKey]string
-}
-
-func (m *spanNames) get(k spanKey) (string, bool) {
-	if n, ok := m.cur[k]; ok {
-		return n, true
-	}
-	n, ok := m.old[k]
-	return n, ok
-}
-
-func (m *spanNames) put(k spanKey, name string) {
-	if m.cur == nil {
-		m.cur = map[spanKey]string{}
-	}
-	if _, ok := m.cur[k]; !ok && len(m.cur) >= maxSpans/2 {
-		m.old, m.cur = m.cur, make(map[spanKey]string, maxSpans/2)
-	}
-	m.cur[k] = name
-}
-
 // SetSpanNames gives the Consumer the names of spans it does not receive
 // (internal/ingest/fileimport reads trace files apart from log files).
 // Call it before the first ConsumeLogs.

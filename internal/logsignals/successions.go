@@ -47,27 +47,30 @@ type lastRecord struct {
 	ent             *entity
 }
 
-// spanMemory is the last record of each recent span, in two generations.
-type spanMemory struct {
-	cur, old map[spanKey]lastRecord
+// recent holds a value for each of the maxSpans most recent spans, in two
+// generations of half of it each: when the newer fills, it becomes the
+// older and the older is dropped, so that memory stays bounded with no
+// per-entry bookkeeping.
+type recent[V any] struct {
+	cur, old map[spanKey]V
 }
 
-func (m *spanMemory) get(k spanKey) (lastRecord, bool) {
-	if r, ok := m.cur[k]; ok {
-		return r, true
+func (m *recent[V]) get(k spanKey) (V, bool) {
+	if v, ok := m.cur[k]; ok {
+		return v, true
 	}
-	r, ok := m.old[k]
-	return r, ok
+	v, ok := m.old[k]
+	return v, ok
 }
 
-func (m *spanMemory) put(k spanKey, r lastRecord) {
+func (m *recent[V]) put(k spanKey, v V) {
 	if m.cur == nil {
-		m.cur = map[spanKey]lastRecord{}
+		m.cur = map[spanKey]V{}
 	}
 	if _, ok := m.cur[k]; !ok && len(m.cur) >= maxSpans/2 {
-		m.old, m.cur = m.cur, make(map[spanKey]lastRecord, maxSpans/2)
+		m.old, m.cur = m.cur, make(map[spanKey]V, maxSpans/2)
 	}
-	m.cur[k] = r
+	m.cur[k] = v
 }
 
 // mined is a hit's template, for its span's successions.
