@@ -328,8 +328,7 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 	// The tests place their splits among the steps kept (at: the first
 	// kept step after the split), mapped back below.
 	rises, tested := logRises(series, 0, splits)
-	breaks, pairs := logBreaks(series, succ, 0, splits)
-	spanFirstBreaks(spanFirst, calls, 0, splits, breaks, pairs)
+	breaks, pairs := logBreaks(series, succ, spanFirst, calls, 0, splits)
 	out := map[string]logScore{}
 	for _, e := range slices.Sorted(maps.Keys(tested)) {
 		s, ok := rises[e]
@@ -409,14 +408,15 @@ func logRises(series []templateBins, b0, splits int) (map[string]logScore, map[s
 // series below warning of its source for a break (logBreak), and each
 // succession below warning (records of a template that came next after
 // one of another in the same span) against the rest of the records it
-// came next after (successionBreaks); it returns each entity's best (its
-// p corrected for the splits, not yet for its pairs) and how many pairs
-// and successions each entity had tested. Since a break's p-value is at
+// came next after (successionBreaks), and each span-first series against
+// the other spans of its name (spanFirstBreaks); it returns each entity's
+// best (its p corrected for the splits, not yet for its pairs) and how
+// many pairs, successions and span-first series each entity had tested. Since a break's p-value is at
 // least its own rate's fall's, a template whose rate fell at no split by
 // enough to score after the corrections (p ≥ 0.5 over the splits and the
 // entity's pairs) is not paired at all: in a healthy service that is
 // nearly every template, so the pairs cost little.
-func logBreaks(series, succ []templateBins, b0, splits int) (map[string]logScore, map[string]int) {
+func logBreaks(series, succ, spanFirst []templateBins, calls map[[2]string]*templateBins, b0, splits int) (map[string]logScore, map[string]int) {
 	bySource := map[string][]int{}
 	for i, r := range series {
 		if !warnOrAbove(r.severity) {
@@ -432,6 +432,11 @@ func logBreaks(series, succ []templateBins, b0, splits int) (map[string]logScore
 	for _, r := range succ {
 		if !warnOrAbove(r.severity) {
 			pairs[r.entity]++
+		}
+	}
+	for _, s := range spanFirst {
+		if !warnOrAbove(s.severity) && calls[[2]string{s.entity, s.span}] != nil {
+			pairs[s.entity]++
 		}
 	}
 	best := map[string]logScore{}
@@ -461,7 +466,26 @@ func logBreaks(series, succ []templateBins, b0, splits int) (map[string]logScore
 		}
 	}
 	successionBreaks(series, succ, b0, splits, pairs, keep)
+	spanFirstBreaks(spanFirst, calls, b0, splits, pairs, keep)
 	return best, pairs
+}
+
+// breakBehindRest tests whether s fell behind the rest of all (all's
+// records less s's, per step): the bound its tests must reach to score
+// after the corrections, its own rate's fall (rateFalls), then logBreak
+// against the rest. rest names the rest in the result.
+func breakBehindRest(s, all templateBins, rest string, b0, splits int, pairs map[string]int) (logTemplateCounts, float64, bool) {
+	bound := 0.5 / float64(max(1, splits*pairs[s.entity]))
+	rates, any := rateFalls(s, bound)
+	if !any {
+		return logTemplateCounts{}, 0, false
+	}
+	r := templateBins{entity: all.entity, severity: all.severity, template: rest, source: all.source, bins: make([]float64, len(all.bins)), w0: s.w0}
+	for k, x := range all.bins {
+		r.bins[k] = math.Max(0, x-s.bins[k])
+		r.total += r.bins[k]
+	}
+	return logBreak(s, r, b0, rates, bound)
 }
 
 // successionBreaks tests each succession below warning (b's records that
@@ -487,18 +511,8 @@ func successionBreaks(series, succ []templateBins, b0, splits int, pairs map[str
 		if warnOrAbove(s.severity) || !ok {
 			continue
 		}
-		bound := 0.5 / float64(max(1, splits*pairs[s.entity]))
-		rates, any := rateFalls(s, bound)
-		if !any {
-			continue
-		}
 		a := series[i]
-		rest := templateBins{entity: a.entity, severity: a.severity, template: a.template, source: a.source, bins: make([]float64, len(a.bins)), w0: a.w0}
-		for k, x := range a.bins {
-			rest.bins[k] = math.Max(0, x-s.bins[k])
-			rest.total += rest.bins[k]
-		}
-		if c, p, ok := logBreak(s, rest, b0, rates, bound); ok {
+		if c, p, ok := breakBehindRest(s, a, a.template, b0, splits, pairs); ok {
 			c.follows = s.follows
 			keep(c, p)
 		}
@@ -510,37 +524,16 @@ func successionBreaks(series, succ []templateBins, b0, splits int, pairs map[str
 // rest of the spans of that name (the span metrics' calls): as a
 // succession is tested, the span's start being the step before. A
 // request that fails before the first statement of its span writes no
-// record there at all, and only the span tells that it came. Each series
-// tested counts as a pair; the results go into best and pairs.
-func spanFirstBreaks(spanFirst []templateBins, calls map[[2]string]*templateBins, b0, splits int, best map[string]logScore, pairs map[string]int) {
-	for _, s := range spanFirst {
-		if !warnOrAbove(s.severity) && calls[[2]string{s.entity, s.span}] != nil {
-			pairs[s.entity]++
-		}
-	}
+// record there at all, and only the span tells that it came.
+func spanFirstBreaks(spanFirst []templateBins, calls map[[2]string]*templateBins, b0, splits int, pairs map[string]int, keep func(logTemplateCounts, float64)) {
 	for _, s := range spanFirst {
 		a := calls[[2]string{s.entity, s.span}]
 		if warnOrAbove(s.severity) || a == nil {
 			continue
 		}
-		bound := 0.5 / float64(max(1, splits*pairs[s.entity]))
-		rates, any := rateFalls(s, bound)
-		if !any {
-			continue
-		}
-		rest := templateBins{entity: a.entity, template: s.span, bins: make([]float64, len(a.bins)), w0: s.w0}
-		for k, x := range a.bins {
-			rest.bins[k] = math.Max(0, x-s.bins[k])
-			rest.total += rest.bins[k]
-		}
-		c, p, ok := logBreak(s, rest, b0, rates, bound)
-		if !ok {
-			continue
-		}
-		c.span = s.span
-		p = math.Min(1, p*float64(splits))
-		if cur, had := best[c.entity]; !had || p < cur.p {
-			best[c.entity] = logScore{logTemplateCounts: c, p: p}
+		if c, p, ok := breakBehindRest(s, *a, s.span, b0, splits, pairs); ok {
+			c.span = s.span
+			keep(c, p)
 		}
 	}
 }

@@ -313,7 +313,7 @@ func BenchmarkLogBreaks(b *testing.B) {
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				logBreaks(series, nil, 0, 119)
+				logBreaks(series, nil, nil, nil, 0, 119)
 			}
 		})
 	}
