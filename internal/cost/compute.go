@@ -1,0 +1,466 @@
+package cost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/prometheus/model/labels"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/topology"
+)
+
+// Groupings of Options.By.
+const (
+	ByNode      = "node"
+	ByNamespace = "namespace"
+	ByTenant    = "tenant"
+	ByWorkload  = "workload"
+	ByModel     = "model"
+)
+
+// Groupings lists the values of Options.By.
+func Groupings() []string { return []string{ByNode, ByNamespace, ByTenant, ByWorkload, ByModel} }
+
+// The activity metrics, preferred first (catalog signals gpu.gr_engine_active
+// and gpu.utilization).
+const (
+	metricGR   = "DCGM_FI_PROF_GR_ENGINE_ACTIVE"
+	metricUtil = "DCGM_FI_DEV_GPU_UTIL"
+	// metricRequests is kube-state-metrics' requests, read with
+	// resource="nvidia_com_gpu".
+	metricRequests = "kube_pod_container_resource_requests"
+	// metricNodeLabels are the node labels node_overrides match.
+	metricNodeLabels = "kube_node_labels"
+	// MetricOpenCostGPUPrice is OpenCost's hourly price of one GPU on a
+	// node.
+	MetricOpenCostGPUPrice = "node_gpu_hourly_cost"
+)
+
+// chunkSteps is how many steps one read covers: it bounds the memory of a
+// long range to chunkSteps values per series.
+const chunkSteps = 720
+
+// ErrNoGPUs means no GPU reported in the range.
+var ErrNoGPUs = errors.New("no GPU reported in the range")
+
+// Options say what Compute computes.
+type Options struct {
+	// From and To bound the range (From, To]; From moves back to a whole
+	// number of steps before To.
+	From, To time.Time
+	// Step is the resolution; 0 is the data's own interval.
+	Step time.Duration
+	// Prices price the GPUs; nil reads OpenCost's node_gpu_hourly_cost in
+	// Currency.
+	Prices *Prices
+	// Currency is the currency of OpenCost's prices (with Prices nil).
+	Currency string
+	// By is the grouping of Report.By (ByNamespace when empty).
+	By string
+	// TenantLabel is a pod or namespace label naming the tenant (default:
+	// the namespace).
+	TenantLabel string
+	// Catalog supplies the label aliases; nil is catalog.Default().
+	Catalog *catalog.Catalog
+	// Logger gets debug lines; nil discards.
+	Logger *slog.Logger
+}
+
+// Validate reports the first invalid option.
+func (o Options) Validate() error {
+	switch {
+	case !o.To.After(o.From):
+		return fmt.Errorf("the range's end (%s) must be after its start (%s)", o.To.UTC().Format(time.RFC3339), o.From.UTC().Format(time.RFC3339))
+	case o.Step < 0:
+		return fmt.Errorf("step must not be negative, got %s", o.Step)
+	case o.By != "" && !slices.Contains(Groupings(), o.By):
+		return fmt.Errorf("by must be one of %s, got %q", strings.Join(Groupings(), ", "), o.By)
+	case o.Prices == nil && o.Currency == "":
+		return fmt.Errorf("%w: give a prices file, or the currency of OpenCost's %s", ErrNoPrices, MetricOpenCostGPUPrice)
+	}
+	if o.Prices != nil {
+		return o.Prices.Validate()
+	}
+	return nil
+}
+
+// Compute computes what the GPUs cost over (From, To].
+func Compute(ctx context.Context, src Source, opts Options) (*Report, error) {
+	if err := opts.Validate(); err != nil {
+		return nil, err
+	}
+	if opts.By == "" {
+		opts.By = ByNamespace
+	}
+	if opts.Catalog == nil {
+		opts.Catalog = catalog.Default()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	c := &computation{opts: opts, src: src, warn: &warnings{},
+		series: map[uint64]*seriesInfo{}, gpus: map[gpuKey]*gpuAcc{}, nodes: map[nodeKey]*nodeAcc{},
+		holders: map[holderKey]*holderAcc{}, hostNode: map[string]string{}, pods: map[podKey]*topology.Pod{},
+		podNode: map[podKey]string{}, nodeLabels: map[string]map[string]string{}, openCost: map[string]float64{},
+		defaulted: map[string]int{}}
+	if err := c.run(ctx); err != nil {
+		return nil, err
+	}
+	return c.report(), nil
+}
+
+// The keys of what is accounted.
+type (
+	nodeKey  struct{ cluster, node string }
+	gpuKey   struct{ cluster, node, gpu string }
+	podKey   struct{ ns, pod string }
+	sliceKey struct {
+		gpu      gpuKey
+		instance string
+	}
+	holderKey struct {
+		cluster, node string
+		pod           podKey
+	}
+)
+
+// seriesInfo is what one activity series says, resolved once.
+type seriesInfo struct {
+	gpu      *gpuAcc
+	pod      podKey
+	instance string
+	share    float64 // a MIG instance's share of its GPU
+	util     bool    // DCGM_FI_DEV_GPU_UTIL, not GR_ENGINE_ACTIVE
+}
+
+// unit is one activity series' values in the current chunk, one per step
+// (NaN where it did not report).
+type unit struct {
+	s    *seriesInfo
+	vals []float64
+}
+
+type gpuAcc struct {
+	key       gpuKey
+	node      *nodeAcc
+	model     string
+	price     float64
+	units     []unit // this chunk's
+	hasGR     bool   // this chunk
+	everGR    bool
+	everUtil  bool
+	available float64
+}
+
+type nodeAcc struct {
+	key        nodeKey
+	gpus       int
+	attributed bool // this chunk: a series of its GPUs names a pod
+	everAttr   bool
+	ksmUsed    bool
+	// the figures, in hours and money
+	available, allocated, used    float64
+	total, allocCost, usedCost    float64
+	winN, winAct, winPrice        []float64 // this chunk's unattributed GPUs per step
+	ksmPods                       []podKey
+	holdersSeen                   map[podKey]bool
+	modelsSeen                    map[string]int
+	unknownProfiles, noPodHolders int
+}
+
+type holderAcc struct {
+	key                  holderKey
+	allocated, used      float64
+	allocCost, usedCost  float64
+	gpus                 map[sliceKey]float64 // the share of its GPU each slice held is
+	requested            float64              // GPUs requested, where allocation comes from requests
+	prompt, generation   float64
+	fromRequests, tokens bool
+}
+
+// computation is the state of one Compute.
+type computation struct {
+	opts Options
+	src  Source
+	warn *warnings
+
+	step          time.Duration
+	from, to      int64 // ms
+	steps         int
+	hasGR, hasReq bool
+
+	series  map[uint64]*seriesInfo
+	gpus    map[gpuKey]*gpuAcc
+	gpuList []*gpuAcc
+	nodes   map[nodeKey]*nodeAcc
+	holders map[holderKey]*holderAcc
+
+	topo       *topology.Topology
+	hostNode   map[string]string // a dcgm-exporter host label's value → node
+	pods       map[podKey]*topology.Pod
+	podNode    map[podKey]string
+	nodeLabels map[string]map[string]string
+	openCost   map[string]float64
+	defaulted  map[string]int // GPU model → GPUs priced at the default
+	noPrice    map[string][]string
+	tokens     []tokenCount
+	podModel   map[podKey]string
+	clusters   bool
+}
+
+func (c *computation) run(ctx context.Context) error {
+	to := c.opts.To.UnixMilli()
+	names, err := metricNames(ctx, c.src, c.opts.From.UnixMilli(), to)
+	if err != nil {
+		return err
+	}
+	c.hasGR, c.hasReq = names.Has(metricGR), names.Has(metricRequests)
+	if !c.hasGR && !names.Has(metricUtil) {
+		return fmt.Errorf("%w: no %s or %s between %s and %s", ErrNoGPUs, metricGR, metricUtil,
+			c.opts.From.UTC().Format(time.RFC3339), c.opts.To.UTC().Format(time.RFC3339))
+	}
+	if err := c.setStep(ctx, names); err != nil {
+		return err
+	}
+	if err := c.readContext(ctx, names); err != nil {
+		return err
+	}
+	if c.opts.Prices == nil && len(c.openCost) == 0 {
+		return fmt.Errorf("%w: no prices file and no OpenCost %s series in the range: give --prices FILE (or vigil.yaml's cost section)", ErrNoPrices, MetricOpenCostGPUPrice)
+	}
+	for first := 0; first < c.steps; first += chunkSteps {
+		if err := c.chunk(ctx, first, min(first+chunkSteps, c.steps)); err != nil {
+			return err
+		}
+	}
+	if len(c.gpus) == 0 {
+		return fmt.Errorf("%w (%s to %s)", ErrNoGPUs, c.opts.From.UTC().Format(time.RFC3339), c.opts.To.UTC().Format(time.RFC3339))
+	}
+	if len(c.noPrice) > 0 {
+		return c.noPriceError()
+	}
+	return c.readTokens(ctx, names)
+}
+
+// setStep picks the step (the data's interval unless given) and aligns the
+// range to it.
+func (c *computation) setStep(ctx context.Context, names map[string]struct{}) error {
+	step := c.opts.Step
+	if step <= 0 {
+		if iv, ok := c.src.(interface{ Interval() time.Duration }); ok {
+			step = iv.Interval()
+		}
+	}
+	if step <= 0 {
+		metric := metricGR
+		if !c.hasGR {
+			metric = metricUtil
+		}
+		est, err := estimateInterval(ctx, c.src, metric, c.opts.To.UnixMilli())
+		if err != nil {
+			return err
+		}
+		step = est
+	}
+	if step <= 0 {
+		step = 30 * time.Second
+	}
+	step = step.Round(time.Second)
+	c.step = max(step, time.Second)
+	c.to = c.opts.To.UnixMilli()
+	c.steps = int(c.opts.To.Sub(c.opts.From) / c.step)
+	if c.steps == 0 {
+		return fmt.Errorf("%w: the range (%s) is shorter than one step of the data (%s)", ErrNoGPUs, c.opts.To.Sub(c.opts.From), c.step)
+	}
+	c.from = c.to - int64(c.steps)*c.step.Milliseconds()
+	return nil
+}
+
+// readContext reads what does not change step by step: the topology (pods'
+// workloads, tenants, models; nodes' names), the node labels and
+// OpenCost's prices, the latest of each in the range.
+func (c *computation) readContext(ctx context.Context, names map[string]struct{}) error {
+	span := time.Duration(c.to-c.from) * time.Millisecond
+	at := time.UnixMilli(c.to)
+	topts := topology.DefaultOptions()
+	topts.Window, topts.History, topts.TenantLabel = span, span, c.opts.TenantLabel
+	topo, err := topology.Build(ctx, c.src, c.opts.Catalog, at, topts)
+	if err != nil && !errors.Is(err, topology.ErrNoData) {
+		return fmt.Errorf("topology: %w", err)
+	}
+	if topo != nil {
+		c.topo = topo
+		for _, n := range topo.Nodes {
+			for _, id := range n.Identities {
+				if n.Name != "" && id.Source == "dcgm-exporter" {
+					c.hostNode[id.Label+"="+id.Value] = n.Name
+				}
+			}
+			for _, p := range n.Pods {
+				c.pods[podKey{p.Namespace, p.Pod}] = p
+				c.podNode[podKey{p.Namespace, p.Pod}] = n.Name
+			}
+		}
+	}
+	if _, ok := names[metricNodeLabels]; ok {
+		err := instant(ctx, c.src, metricNodeLabels, at, span, func(lset labels.Labels, _ float64) {
+			node := ksmLabel(lset, "node")
+			if node == "" {
+				return
+			}
+			m := map[string]string{"node": node}
+			lset.Range(func(l labels.Label) {
+				if strings.HasPrefix(l.Name, "label_") {
+					m[l.Name] = l.Value
+				}
+			})
+			c.nodeLabels[node] = m
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if _, ok := names[MetricOpenCostGPUPrice]; ok && c.opts.Prices == nil {
+		return instant(ctx, c.src, MetricOpenCostGPUPrice, at, span, func(lset labels.Labels, v float64) {
+			if node := lset.Get("node"); node != "" && v >= 0 && !math.IsInf(v, 0) {
+				c.openCost[node] = v
+			}
+		})
+	}
+	return nil
+}
+
+// resolve maps an activity series to its GPU (creating it), pod and MIG
+// instance.
+func (c *computation) resolve(lset labels.Labels, util bool) *seriesInfo {
+	res := c.opts.Catalog.Resolve(catalog.DCGMExporter, lset)
+	index := res.Entity[catalog.KeyGPU]
+	if index == "" {
+		index = res.Entity[catalog.KeyUUID]
+	}
+	if index == "" {
+		c.warn.add("dcgm-exporter series without a gpu or UUID label are left out", "")
+		return nil
+	}
+	node := ""
+	for _, l := range []string{"Hostname", "hostname", "instance"} {
+		if v := lset.Get(l); v != "" {
+			node = c.hostNode[l+"="+v]
+			if node != "" {
+				break
+			}
+		}
+	}
+	node = firstOf(node, res.Entity[catalog.KeyNode], res.Attributes[catalog.AttrHostname], lset.Get("instance"))
+	cluster := lset.Get("cluster")
+	if cluster != "" {
+		c.clusters = true
+	}
+	gk := gpuKey{cluster, node, index}
+	g := c.gpus[gk]
+	if g == nil {
+		nk := nodeKey{cluster, node}
+		n := c.nodes[nk]
+		if n == nil {
+			n = &nodeAcc{key: nk, holdersSeen: map[podKey]bool{}, modelsSeen: map[string]int{}}
+			c.nodes[nk] = n
+		}
+		n.gpus++
+		g = &gpuAcc{key: gk, node: n, model: res.Attributes[catalog.AttrGPUModel]}
+		g.price = c.price(g)
+		c.gpus[gk] = g
+		c.gpuList = append(c.gpuList, g)
+	}
+	s := &seriesInfo{gpu: g, util: util, instance: res.Entity[catalog.KeyGPUInstance]}
+	if ns, pod := res.Entity[catalog.KeyNamespace], res.Entity[catalog.KeyPod]; ns != "" && pod != "" {
+		s.pod = podKey{ns, pod}
+	}
+	if s.instance != "" {
+		profile := res.Attributes[catalog.AttrMIGProfile]
+		share, ok := MIGShare(profile, g.model)
+		if !ok {
+			share = 1.0 / float64(migSlices(g.model))
+			c.warn.add(fmt.Sprintf("MIG profile %q is not one Vigil reads (Ng.MMgb): its instances are priced as one compute slice of %d", profile, migSlices(g.model)), node)
+		}
+		s.share = share
+	}
+	return s
+}
+
+func firstOf(vs ...string) string {
+	for _, v := range vs {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// price returns a GPU's hourly price, recording what lacks one.
+func (c *computation) price(g *gpuAcc) float64 {
+	node := g.key.node
+	if c.opts.Prices == nil {
+		if v, ok := c.openCost[node]; ok {
+			return v
+		}
+		c.missing("OpenCost's "+MetricOpenCostGPUPrice+" has no series for the node", node)
+		return 0
+	}
+	nl := c.nodeLabels[node]
+	if nl == nil {
+		nl = map[string]string{"node": node}
+	}
+	if g.key.cluster != "" {
+		nl = cloneWith(nl, "cluster", g.key.cluster)
+	}
+	v, from, ok := c.opts.Prices.Hourly(g.model, nl)
+	switch {
+	case !ok:
+		c.missing(fmt.Sprintf("no price for GPU model %q and the prices have no default", g.model), node)
+	case from == DefaultKey:
+		c.defaulted[g.model]++
+	}
+	return v
+}
+
+func cloneWith(m map[string]string, k, v string) map[string]string {
+	out := make(map[string]string, len(m)+1)
+	for a, b := range m {
+		out[a] = b
+	}
+	out[k] = v
+	return out
+}
+
+func (c *computation) missing(why, node string) {
+	if c.noPrice == nil {
+		c.noPrice = map[string][]string{}
+	}
+	if !slices.Contains(c.noPrice[why], node) {
+		c.noPrice[why] = append(c.noPrice[why], node)
+	}
+}
+
+func (c *computation) noPriceError() error {
+	var parts []string
+	for _, why := range sortedKeys(c.noPrice) {
+		parts = append(parts, fmt.Sprintf("%s (%s)", why, listSome(c.noPrice[why], 5)))
+	}
+	return fmt.Errorf("%w: %s", ErrNoPrices, strings.Join(parts, "; "))
+}
+
+// listSome joins the first n names and says how many more.
+func listSome(names []string, n int) string {
+	slices.Sort(names)
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
+}

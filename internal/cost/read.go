@@ -1,0 +1,141 @@
+package cost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/value"
+	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/prometheus/prometheus/util/annotations"
+
+	"github.com/vigil-obs/vigil/internal/catalog"
+)
+
+// Source is what Compute reads: a queryable store and its PromQL engine
+// (topology.Source). Compute reads raw samples in (From, To] and instant
+// queries at To; nothing after To.
+type Source interface {
+	storage.Queryable
+	Engine() promql.QueryEngine
+}
+
+// eachSeries selects the raw float samples of metric (with the extra
+// matchers) in (mint, maxt] and calls fn with each series' labels and its
+// samples, skipping staleness markers and DCGM's blank sentinels.
+func eachSeries(ctx context.Context, src Source, mint, maxt int64, metric string, extra []*labels.Matcher, fn func(lset labels.Labels, ts []int64, vs []float64)) error {
+	q, err := src.Querier(mint+1, maxt)
+	if err != nil {
+		return fmt.Errorf("open querier: %w", err)
+	}
+	defer q.Close()
+	ms := append([]*labels.Matcher{labels.MustNewMatcher(labels.MatchEqual, model.MetricNameLabel, metric)}, extra...)
+	set := q.Select(ctx, false, &storage.SelectHints{Start: mint + 1, End: maxt}, ms...)
+	var it chunkenc.Iterator
+	var ts []int64
+	var vs []float64
+	for set.Next() {
+		s := set.At()
+		it = s.Iterator(it)
+		ts, vs = ts[:0], vs[:0]
+		for typ := it.Next(); typ != chunkenc.ValNone; typ = it.Next() {
+			if typ != chunkenc.ValFloat {
+				continue
+			}
+			t, v := it.At()
+			if t <= mint || t > maxt || value.IsStaleNaN(v) || math.IsNaN(v) || catalog.IsBlank(v) {
+				continue
+			}
+			ts, vs = append(ts, t), append(vs, v)
+		}
+		if err := it.Err(); err != nil {
+			return fmt.Errorf("read %s: %w", metric, err)
+		}
+		if len(ts) > 0 {
+			fn(s.Labels(), ts, vs)
+		}
+	}
+	if err := set.Err(); err != nil {
+		return fmt.Errorf("select %s: %w", metric, err)
+	}
+	return nil
+}
+
+// instant runs qs at at with selectors looking back over lookback and calls
+// fn for each sample of the vector.
+func instant(ctx context.Context, src Source, qs string, at time.Time, lookback time.Duration, fn func(lset labels.Labels, v float64)) error {
+	opts := promql.NewPrometheusQueryOpts(false, lookback, nil)
+	q, err := src.Engine().NewInstantQuery(ctx, src, opts, qs, at)
+	if err != nil {
+		return fmt.Errorf("query %s: %w", qs, err)
+	}
+	defer q.Close()
+	res := q.Exec(ctx)
+	if res.Err != nil {
+		return fmt.Errorf("query %s: %w", qs, res.Err)
+	}
+	vec, err := res.Vector()
+	if err != nil {
+		return fmt.Errorf("query %s: %w", qs, err)
+	}
+	for _, s := range vec {
+		fn(s.Metric, s.F)
+	}
+	for _, w := range res.Warnings {
+		if !errors.Is(w, annotations.PromQLInfo) {
+			return fmt.Errorf("query %s: %w", qs, w)
+		}
+	}
+	return nil
+}
+
+// metricNames lists the metric names with a sample in (mint, maxt].
+func metricNames(ctx context.Context, src Source, mint, maxt int64) (catalog.MetricSet, error) {
+	q, err := src.Querier(mint+1, maxt)
+	if err != nil {
+		return nil, fmt.Errorf("open querier: %w", err)
+	}
+	defer q.Close()
+	names, _, err := q.LabelValues(ctx, model.MetricNameLabel, nil)
+	if err != nil {
+		return nil, fmt.Errorf("list metric names: %w", err)
+	}
+	return catalog.NewMetricSet(names...), nil
+}
+
+// estimateInterval is the median spacing of the samples of metric in the
+// hour before maxt, over at most 64 series; 0 when it cannot tell.
+func estimateInterval(ctx context.Context, src Source, metric string, maxt int64) (time.Duration, error) {
+	var deltas []int64
+	n := 0
+	err := eachSeries(ctx, src, maxt-time.Hour.Milliseconds(), maxt, metric, nil, func(_ labels.Labels, ts []int64, _ []float64) {
+		if n >= 64 {
+			return
+		}
+		n++
+		for i := 1; i < len(ts); i++ {
+			deltas = append(deltas, ts[i]-ts[i-1])
+		}
+	})
+	if err != nil || len(deltas) == 0 {
+		return 0, err
+	}
+	slices.Sort(deltas)
+	return time.Duration(deltas[len(deltas)/2]) * time.Millisecond, nil
+}
+
+// ksmLabel reads a kube-state-metrics label; scraped without honor_labels
+// the original is under exported_NAME, which wins.
+func ksmLabel(lset labels.Labels, name string) string {
+	if v := lset.Get("exported_" + name); v != "" {
+		return v
+	}
+	return lset.Get(name)
+}
