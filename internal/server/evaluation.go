@@ -104,10 +104,7 @@ func (s *Server) startEvaluation(ctx context.Context, host component.Host, sende
 	case sender != nil:
 		snd = sender
 	}
-	src, probe, err := s.source(ctx, host)
-	if err != nil {
-		return err
-	}
+	src, probe := s.view, s.probe
 	groups, sloCheck, err := sloGroups(ctx, ec, s.st, src, s.now(), logger)
 	if err != nil {
 		return err

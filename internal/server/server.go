@@ -102,11 +102,16 @@ type Server struct {
 	fatal   chan error
 
 	// Set by Start.
-	logger  *slog.Logger
-	red     *redact.Redactor
-	st      *store.Embedded
-	rp      *requestPath
-	ev      *evaluation
+	logger *slog.Logger
+	red    *redact.Redactor
+	st     *store.Embedded
+	rp     *requestPath
+	ev     *evaluation
+	// view is what the evaluation and the web UI read: the embedded
+	// store, or it merged with the attached source (Server.source), and
+	// probe the source's probe (nil: none).
+	view    watch.Source
+	probe   func(context.Context) error
 	scraper *scrape.Scraper
 	// budget is the memory budget in bytes (0: none).
 	budget int64
@@ -325,6 +330,9 @@ func (s *Server) start(ctx context.Context, host component.Host) error {
 			return nil
 		})
 	}
+	if s.view, s.probe, err = s.source(ctx, host); err != nil {
+		return err
+	}
 	if err := s.startEvaluation(ctx, host, sender); err != nil {
 		return err
 	}
@@ -390,7 +398,10 @@ func (s *Server) newAPI(ln net.Listener, rw *remotewrite.Handler, pushed *push.H
 		opts.Rules, opts.Incidents = s.ev.watcher, s.ev.tracker
 	}
 	opts.Alertmanagers = alertmanagers(cfg.Alerting.Alertmanagers)
-	uo := ui.Options{Store: s.st, Traces: s.rp.traces, Now: s.now, Logger: s.logger.With("component", "ui"), QueryTimeout: opts.QueryTimeout}
+	// The pages read what the evaluation reads: attached, the backend's
+	// series next to what Vigil derives, so an incident's evidence plots
+	// and the question pages show the data the diagnosis saw.
+	uo := ui.Options{Store: s.view, Traces: s.rp.traces, Now: s.now, Logger: s.logger.With("component", "ui"), QueryTimeout: opts.QueryTimeout}
 	if s.ev != nil {
 		uo.Incidents = s.ev.tracker
 	}

@@ -19,6 +19,12 @@
 // Every page takes its state from the URL (?from=&to=&refresh=), so a link
 // shares what its sender saw. html/template escapes every label value.
 //
+// No page waits on a slow query past its render budget (loading.go): a
+// query still running then goes on in the background, the page renders
+// what it has and says what is loading, and reloads itself with its data
+// clock pinned (?at=) to find the answers. The JSON under /api/v1/ waits
+// for its queries instead.
+//
 // New pages go in the registry of pages.go: one entry per page (its
 // pattern, its navigation label, its template and a function that returns
 // its data), with the page's own file beside it.

@@ -73,7 +73,11 @@ func (h *Handler) plotAll(ctx context.Context, jobs []plotJob, w timeRange) {
 	h.eachQuery(ctx, len(jobs), func(qctx context.Context, i int) {
 		j := jobs[i]
 		d, err := h.evaluate(qctx, j, w)
-		if err != nil {
+		switch {
+		case errors.Is(err, errLoading):
+			*j.out = plotView{Query: j.query, Loading: true}
+			return
+		case err != nil:
 			*j.out = plotView{Query: j.query, Err: err.Error()}
 			return
 		}
@@ -151,6 +155,24 @@ func steps(d plotData) int { return int(d.To.Sub(d.From)/d.Step) + 1 }
 // rangeQuery evaluates qs over d's window and lays each series on the
 // plot's steps.
 func (h *Handler) rangeQuery(ctx context.Context, qs string, d plotData) ([]evaluated, error) {
+	key := "range\x00" + qs + "\x00" + strconv.FormatInt(d.From.UnixMilli(), 10) + "\x00" +
+		strconv.FormatInt(d.To.UnixMilli(), 10) + "\x00" + strconv.FormatInt(d.Step.Milliseconds(), 10)
+	v, err := h.loads.do(ctx, key, h.opts.QueryTimeout, func(ctx context.Context) (any, error) {
+		return h.evalRange(ctx, qs, d)
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The kept answer is shared: each page gets its own values.
+	out := slices.Clone(v.([]evaluated))
+	for i := range out {
+		out[i].values = slices.Clone(out[i].values)
+	}
+	return out, nil
+}
+
+// evalRange evaluates qs over d's window and steps.
+func (h *Handler) evalRange(ctx context.Context, qs string, d plotData) ([]evaluated, error) {
 	q, err := h.opts.Store.Engine().NewRangeQuery(ctx, h.opts.Store, nil, qs, d.From, d.To, d.Step)
 	if err != nil {
 		return nil, err

@@ -22,4 +22,6 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("15:04:05")
 	},
 	"upper": strings.ToUpper,
+	// reloadIn is a loading page's reload interval, in seconds.
+	"reloadIn": func() int { return loadReload },
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -70,7 +71,11 @@ type view struct {
 	Notices []string
 	// DataTime is the data clock when the page was rendered.
 	DataTime time.Time
-	Page     any
+	// Loading says what is still loading, and Reload is the URL the page
+	// reloads to for it (its data clock pinned with ?at=); both empty when
+	// the page has everything.
+	Loading, Reload string
+	Page            any
 }
 
 // request is one request to a page: its view and its parsed state.
@@ -94,7 +99,21 @@ func (h *Handler) newRequest(r *http.Request, p page) *request {
 		Refreshes: refreshChoices, DataTime: now,
 	}
 	req := &request{http: r, view: v, now: now}
-	rng, err := parseRange(v.From, v.To, now)
+	if s := q.Get("at"); s != "" {
+		// A reload of a page that was loading asks for the same data
+		// clock, so its queries are the ones that ran on.
+		ms, err := strconv.ParseInt(s, 10, 64)
+		at := time.UnixMilli(ms)
+		switch {
+		case err != nil:
+			req.notice("at=" + strconv.Quote(s) + " is not a time in Unix milliseconds; showing now.")
+		case at.After(now) || now.Sub(at) > maxPin:
+			// A stale link: the data clock is now.
+		default:
+			req.now, v.DataTime = at, at
+		}
+	}
+	rng, err := parseRange(v.From, v.To, req.now)
 	if err != nil {
 		req.notice(err.Error() + " — showing the default window instead.")
 	} else {
@@ -115,6 +134,25 @@ func (h *Handler) newRequest(r *http.Request, p page) *request {
 		}
 	}
 	return req
+}
+
+// maxPin is how far back ?at= may pin a page's data clock: a reload's
+// link, not a way to travel in time (?from=&to= is).
+const maxPin = 10 * time.Minute
+
+// loading marks the page as still loading n queries after budget: it
+// says so and reloads itself with its data clock pinned.
+func (r *request) loading(n int, budget time.Duration) {
+	switch n {
+	case 0: // the page's own data; its frame says so
+	case 1:
+		r.view.Loading = fmt.Sprintf("Still loading: 1 query ran past %s; this page reloads in %d s to show it.", budget, loadReload)
+	default:
+		r.view.Loading = fmt.Sprintf("Still loading: %d queries ran past %s; this page reloads in %d s to show them.", n, budget, loadReload)
+	}
+	q := r.http.URL.Query()
+	q.Set("at", strconv.FormatInt(r.now.UnixMilli(), 10))
+	r.view.Reload = r.http.URL.Path + "?" + q.Encode()
 }
 
 func (r *request) notice(msg string) {

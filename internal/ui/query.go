@@ -49,10 +49,21 @@ func (h *Handler) metricSet(ctx context.Context, w timeRange) (catalog.MetricSet
 	return catalog.NewMetricSet(names...), nil
 }
 
-// instant evaluates qs at t; a scalar is one series without labels.
+// instant evaluates qs at t; a scalar is one series without labels. It
+// runs through h.loads: under a page's budget a slow query is errLoading.
 func (h *Handler) instant(ctx context.Context, qs string, at time.Time) (promql.Vector, error) {
-	ctx, cancel := context.WithTimeout(ctx, h.opts.QueryTimeout)
-	defer cancel()
+	key := "instant\x00" + qs + "\x00" + strconv.FormatInt(at.UnixMilli(), 10)
+	v, err := h.loads.do(ctx, key, h.opts.QueryTimeout, func(ctx context.Context) (any, error) {
+		return h.evalInstant(ctx, qs, at)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return slices.Clone(v.(promql.Vector)), nil // the kept answer is shared
+}
+
+// evalInstant evaluates qs at t.
+func (h *Handler) evalInstant(ctx context.Context, qs string, at time.Time) (promql.Vector, error) {
 	q, err := h.opts.Store.Engine().NewInstantQuery(ctx, h.opts.Store, nil, qs, at)
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", qs, err)
@@ -147,9 +158,11 @@ func (h *Handler) drawChart(ctx context.Context, j chartJob, w timeRange) plotVi
 	step := max(time.Second, (w.To.Sub(w.From) / plotSteps).Truncate(time.Second))
 	d := plotData{Query: j.query, From: w.From, To: w.To, Step: step, Limit: j.limit, LimitLabel: j.limitLabel}
 	ss, err := h.rangeQuery(ctx, j.query, d)
-	if err != nil {
-		v := plotView{Query: j.query, Err: fmt.Sprintf("evaluate %s: %v", j.query, err), Chart: true}
-		return v
+	switch {
+	case errors.Is(err, errLoading):
+		return plotView{Query: j.query, Loading: true, Chart: true}
+	case err != nil:
+		return plotView{Query: j.query, Err: fmt.Sprintf("evaluate %s: %v", j.query, err), Chart: true}
 	}
 	names := seriesNames(ss, nil)
 	for n, s := range ss {

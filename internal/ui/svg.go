@@ -21,6 +21,9 @@ type plotView struct {
 	Query, PeerQuery, PeerScope string
 	// Err says why there is no plot.
 	Err string
+	// Loading: the query ran past the page's render budget and goes on;
+	// the page reloads for it.
+	Loading bool
 	// Empty: the query returned nothing in the window.
 	Empty         bool
 	Width, Height int

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/prometheus/prometheus/promql"
@@ -62,6 +63,10 @@ type Options struct {
 	// Catalog names the metrics of each signal the question pages read
 	// (default catalog.Default()).
 	Catalog *catalog.Catalog
+	// RenderBudget is how long a page waits for its queries (default
+	// 3s): past it the page renders what it has, says what is still
+	// loading, and reloads itself for the rest (loading.go).
+	RenderBudget time.Duration
 }
 
 const defaultQueryTimeout = 10 * time.Second
@@ -76,6 +81,9 @@ type Handler struct {
 	// page's "content".
 	tmpl map[string]*template.Template
 	css  []byte
+	// loads runs the pages' queries and keeps their answers for the
+	// reloads of a page that was still loading.
+	loads *loads
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -97,7 +105,10 @@ func New(opts Options) (*Handler, error) {
 	if opts.Catalog == nil {
 		opts.Catalog = catalog.Default()
 	}
-	h := &Handler{opts: opts, cat: opts.Catalog, mux: http.NewServeMux(), tmpl: map[string]*template.Template{}}
+	if opts.RenderBudget <= 0 {
+		opts.RenderBudget = defaultRenderBudget
+	}
+	h := &Handler{opts: opts, cat: opts.Catalog, mux: http.NewServeMux(), tmpl: map[string]*template.Template{}, loads: newLoads(plotParallel)}
 	h.pages = h.registry()
 	css, err := fs.ReadFile(assets, "static/vigil.css")
 	if err != nil {
@@ -164,8 +175,14 @@ type errorView struct {
 func (h *Handler) serve(p page) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		req := h.newRequest(r, p)
-		data, err := p.data(r.Context(), req)
+		data, err := h.pageData(r.Context(), p, req)
 		tmpl, status := p.template, http.StatusOK
+		if errors.Is(err, errLoading) {
+			// The page's own data waits: its frame says so and reloads.
+			tmpl, data, err = errorTemplate, errorView{Title: "Loading", Message: "The store is slow to answer: this page's data is still being read."}, nil
+			req.view.Title = "Loading"
+			req.loading(0, h.opts.RenderBudget)
+		}
 		if err != nil {
 			var he *httpError
 			if !errors.As(err, &he) {
@@ -193,4 +210,50 @@ func (h *Handler) serve(p page) http.Handler {
 		w.WriteHeader(status)
 		_, _ = w.Write(buf.Bytes())
 	})
+}
+
+// pageResult is a page's data built by pageData, with what it set of its
+// view and how many of its queries were still loading.
+type pageResult struct {
+	data    any
+	title   string
+	pending int
+}
+
+// pageData builds p's data for req under the render budget. It runs on
+// after the budget when it must, on a copy of the request's view, and its
+// answer waits for the page's reload (the key has the data clock, which a
+// reload pins); a page whose queries ran past the budget is marked
+// loading.
+func (h *Handler) pageData(ctx context.Context, p page, req *request) (any, error) {
+	// The page's queries stop waiting at until; the page waits a little
+	// longer for what it builds of what they gave.
+	until := time.Now().Add(h.opts.RenderBudget)
+	key := "page\x00" + req.http.URL.Path + "\x00" + pageState(req) + "\x00" + strconv.FormatInt(req.now.UnixMilli(), 10)
+	ctx, _ = withBudget(ctx, until.Add(h.opts.RenderBudget/2))
+	v, err := h.loads.take(ctx, key, 2*h.opts.QueryTimeout, func(ctx context.Context) (any, error) {
+		ctx, b := withBudget(ctx, until)
+		clone, view := *req, *req.view
+		clone.view = &view
+		data, err := p.data(ctx, &clone)
+		return pageResult{data: data, title: view.Title, pending: int(b.pending.Load())}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := v.(pageResult)
+	req.view.Title = res.title
+	if res.pending > 0 {
+		req.loading(res.pending, h.opts.RenderBudget)
+	}
+	return res.data, nil
+}
+
+// pageState is the request's query string but for the auto-refresh and
+// the pin, which change no data.
+func pageState(req *request) string {
+	q := req.http.URL.Query()
+	q.Del("refresh")
+	q.Del("at")
+	return q.Encode()
 }

@@ -155,6 +155,37 @@ var backends = []backend{
 // skipped (vigil_source_up 0), nothing resolves past resolve_after and a
 // page says Vigil is blind; with the backend back on the same data, the
 // same incident goes on.
+// uiReadsBackend checks that the web UI of an attached serve reads what
+// its diagnosis read: the backend's GPUs on /api/v1/gpus (8 nodes of 8),
+// and the incident's evidence plotted from the backend's series, with the
+// peers' band, not an empty plot from the embedded store alone.
+func uiReadsBackend(t *testing.T, base, id string) {
+	t.Helper()
+	var gpus struct {
+		Data struct {
+			GPUs int `json:"gpus"`
+		} `json:"data"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(get(t, base+"/api/v1/gpus")), &gpus))
+	require.Equal(t, 64, gpus.Data.GPUs, "the attached UI's GPU grid")
+	page := get(t, base+"/incidents/"+id)
+	require.Contains(t, page, `class="series faulty`, "the incident's evidence is not plotted")
+	require.Contains(t, page, `class="band band-range"`, "the evidence plot has no peers' band")
+	require.NotContains(t, page, "The query returned nothing", "an evidence plot is empty")
+}
+
+// get returns the body of a GET of url, which must answer 200.
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s: %s", url, b)
+	return string(b)
+}
+
 func TestAttachedServe(t *testing.T) {
 	vigil := peertest.Vigil(t)
 	dir := t.TempDir()
@@ -200,6 +231,7 @@ func TestAttachedServe(t *testing.T) {
 			require.Equal(t, want.Entity, got.Entity)
 			require.Equal(t, want.Causes[0], got.Causes[0], "rank-1 cause")
 			require.Equal(t, 1.0, metric(t, att.URL, "vigil_source_up"))
+			uiReadsBackend(t, att.URL, got.ID)
 
 			// vigil replay over the same backend: the first page after the
 			// onset names the same cause.
