@@ -123,7 +123,7 @@ func newRoot(e *env) *cobra.Command {
 		return nil
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newVersionCmd(e), newServeCmd(e), newImportCmd(e), newTopologyCmd(e), newSimulateCmd(e), newEvalCmd(e), newDiagnoseCmd(e), newDemoCmd(e), newDriftCmd(e), newIncidentsCmd(e), newRulesCmd(e), newTraceCmd(e), newSlowCmd(e), newLogsCmd(e), newReplayCmd(e), newCostCmd(e), newCostCmd(e), newDashboardsCmd(e), newManifestsCmd(e))
+	root.AddCommand(newVersionCmd(e), newServeCmd(e), newImportCmd(e), newTopologyCmd(e), newSimulateCmd(e), newEvalCmd(e), newDiagnoseCmd(e), newDemoCmd(e), newDriftCmd(e), newIncidentsCmd(e), newRulesCmd(e), newTraceCmd(e), newSlowCmd(e), newLogsCmd(e), newReplayCmd(e), newCostCmd(e), newDashboardsCmd(e), newManifestsCmd(e))
 	return root
 }
 
