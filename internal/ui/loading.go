@@ -14,7 +14,8 @@ import (
 // under its own QueryTimeout, and the page renders what it has, a chart
 // that waits says it is loading, and the page reloads itself with its data
 // clock pinned (?at=), so that the reload asks the same queries and finds
-// their answers here. A page whose own data (its answer's counts) waits
+// their answers here. Only such a reload takes a kept answer: a page asked
+// anew reads anew, and joins a run of the same query still in progress. A page whose own data (its answer's counts) waits
 // renders its frame and says so. The JSON APIs carry no budget: they wait
 // for their queries, as a client of a JSON API expects.
 
@@ -59,14 +60,16 @@ func newLoads(parallel int) *loads {
 type budgetKey struct{}
 
 // budget is a page request's render budget: until when its queries are
-// waited for, and how many ran past it.
+// waited for, whether it may take kept answers (a reload's), and how many
+// ran past it.
 type budget struct {
 	until   time.Time
+	reuse   bool
 	pending atomic.Int32
 }
 
-func withBudget(ctx context.Context, until time.Time) (context.Context, *budget) {
-	b := &budget{until: until}
+func withBudget(ctx context.Context, until time.Time, reuse bool) (context.Context, *budget) {
+	b := &budget{until: until, reuse: reuse}
 	return context.WithValue(ctx, budgetKey{}, b), b
 }
 
@@ -75,14 +78,14 @@ func withBudget(ctx context.Context, until time.Time) (context.Context, *budget)
 // bounded by timeout. Under a page's budget, a run that has not answered
 // by its end is errLoading; without one, do waits for it (or for ctx).
 func (l *loads) do(ctx context.Context, key string, timeout time.Duration, run func(context.Context) (any, error)) (any, error) {
-	return l.wait(ctx, key, l.get(ctx, key, timeout, run))
+	return l.wait(ctx, l.get(ctx, key, timeout, run))
 }
 
 // take is do for an answer that is used once: a page's data, whose
 // charts may have been loading when it was built. The answer is dropped
 // when it is returned; one still running is left for the reload.
 func (l *loads) take(ctx context.Context, key string, timeout time.Duration, run func(context.Context) (any, error)) (any, error) {
-	v, err := l.wait(ctx, key, l.get(ctx, key, timeout, run))
+	v, err := l.wait(ctx, l.get(ctx, key, timeout, run))
 	if !errors.Is(err, errLoading) {
 		l.mu.Lock()
 		delete(l.m, key)
@@ -92,7 +95,7 @@ func (l *loads) take(ctx context.Context, key string, timeout time.Duration, run
 }
 
 // wait waits for e as do says.
-func (l *loads) wait(ctx context.Context, key string, e *load) (any, error) {
+func (l *loads) wait(ctx context.Context, e *load) (any, error) {
 	var wait <-chan time.Time
 	b, _ := ctx.Value(budgetKey{}).(*budget)
 	if b != nil {
@@ -111,15 +114,18 @@ func (l *loads) wait(ctx context.Context, key string, e *load) (any, error) {
 	}
 }
 
-// get returns key's load, starting run for it when there is none.
+// get returns key's load, starting run for it when there is none. A run
+// in progress is joined; a kept answer is taken only by a reload (a
+// budget that may reuse), so that a page asked anew reads anew.
 func (l *loads) get(ctx context.Context, key string, timeout time.Duration, run func(context.Context) (any, error)) *load {
+	b, _ := ctx.Value(budgetKey{}).(*budget)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	if e, ok := l.m[key]; ok {
 		select {
 		case <-e.done:
-			if now.Sub(e.at) < loadTTL {
+			if b != nil && b.reuse && now.Sub(e.at) < loadTTL {
 				return e
 			}
 		default:

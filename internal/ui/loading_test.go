@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -26,8 +27,9 @@ import (
 // once.
 type slowStore struct {
 	*store.Embedded
-	gate chan struct{}
-	all  bool
+	gate    chan struct{}
+	all     bool
+	selects atomic.Int32
 }
 
 func (s *slowStore) Querier(mint, maxt int64) (storage.Querier, error) {
@@ -46,6 +48,7 @@ type slowQuerier struct {
 }
 
 func (q *slowQuerier) Select(ctx context.Context, sorted bool, hints *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
+	q.s.selects.Add(1)
 	if q.s.all || (hints != nil && hints.Step > 0) {
 		select {
 		case <-q.s.gate:
@@ -176,4 +179,21 @@ func TestPinnedClock(t *testing.T) {
 	code, body = get(t, srv, "/platform?at=1794452340000") // a minute before now
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, `datetime="2026-11-12T02:59:00Z"`, "the data clock pinned")
+}
+
+func TestLoadsReadAnew(t *testing.T) {
+	s := &slowStore{Embedded: openStore(t), gate: make(chan struct{})}
+	close(s.gate)
+	srv := newSlowServer(t, s)
+	// A page asked anew reads anew, even for the same window: only a
+	// loading page's reload takes the answers kept for it.
+	path := "/incidents/abc123?from=2026-11-12T02:00:00Z&to=2026-11-12T03:00:00Z"
+	_, body := get(t, srv, path)
+	require.Contains(t, body, `<svg class="evidence-plot"`)
+	first := s.selects.Load()
+	require.Positive(t, first)
+	_, _ = get(t, srv, path)
+	require.Equal(t, 2*first, s.selects.Load())
+	_, _ = get(t, srv, path+"&at=1794452400000")
+	require.Equal(t, 2*first, s.selects.Load(), "the reload took the kept answers")
 }

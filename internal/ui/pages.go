@@ -87,6 +87,9 @@ type request struct {
 	rng timeRange
 	// badInput makes the page answer 400 (it still renders).
 	badInput bool
+	// pinned: ?at= set the data clock; the request is a loading page's
+	// reload, which may take the answers kept for it.
+	pinned bool
 }
 
 var refreshChoices = []int{0, 10, 30, 60, 300}
@@ -110,7 +113,7 @@ func (h *Handler) newRequest(r *http.Request, p page) *request {
 		case at.After(now) || now.Sub(at) > maxPin:
 			// A stale link: the data clock is now.
 		default:
-			req.now, v.DataTime = at, at
+			req.now, v.DataTime, req.pinned = at, at, true
 		}
 	}
 	rng, err := parseRange(v.From, v.To, req.now)

@@ -230,9 +230,9 @@ func (h *Handler) pageData(ctx context.Context, p page, req *request) (any, erro
 	// longer for what it builds of what they gave.
 	until := time.Now().Add(h.opts.RenderBudget)
 	key := "page\x00" + req.http.URL.Path + "\x00" + pageState(req) + "\x00" + strconv.FormatInt(req.now.UnixMilli(), 10)
-	ctx, _ = withBudget(ctx, until.Add(h.opts.RenderBudget/2))
+	ctx, _ = withBudget(ctx, until.Add(h.opts.RenderBudget/2), req.pinned)
 	v, err := h.loads.take(ctx, key, 2*h.opts.QueryTimeout, func(ctx context.Context) (any, error) {
-		ctx, b := withBudget(ctx, until)
+		ctx, b := withBudget(ctx, until, req.pinned)
 		clone, view := *req, *req.view
 		clone.view = &view
 		data, err := p.data(ctx, &clone)
