@@ -243,9 +243,9 @@ func clusterRole(t *testing.T, ms []Manifest) ([]rbacv1.PolicyRule, bool) {
 func TestRBACIsExactlyWhatDiscoveryReads(t *testing.T) {
 	pods := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get", "list", "watch"}}
 	want := map[string][]rbacv1.PolicyRule{
-		"":                                  {pods},
-		"ci/embedded-default-values.yaml":   {pods},
-		"ci/with-dcgm-exporter-values.yaml": {pods},
+		"":                                   {pods},
+		"ci/embedded-default-values.yaml":    {pods},
+		"ci/with-dcgm-exporter-values.yaml":  {pods},
 		"ci/external-prometheus-values.yaml": nil,
 		"ci/ha-values.yaml": {
 			{APIGroups: []string{""}, Resources: []string{"pods", "services"}, Verbs: []string{"get", "list", "watch"}},

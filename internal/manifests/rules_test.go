@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -63,4 +64,9 @@ func keys(m map[string][]byte) []string {
 		out = append(out, k)
 	}
 	return sortStrings(out)
+}
+
+func sortStrings(s []string) []string {
+	slices.Sort(s)
+	return s
 }
