@@ -71,8 +71,8 @@ func TestWrite(t *testing.T) {
 // query is one target of a decoded dashboard.
 type query struct {
 	dashboard, panel, ref string
-	expr                 string
-	instant              bool
+	expr                  string
+	instant               bool
 }
 
 func (q query) String() string { return q.dashboard + " / " + q.panel + " / " + q.ref }

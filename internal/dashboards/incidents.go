@@ -22,8 +22,8 @@ func incidents() *dashboard.DashboardBuilder {
 			q(`count(`+sel(alerts, firing)+`)`, "firing"))).
 		WithPanel(number("Pages firing", "Alerts of severity page firing now.", "none",
 			q(`count(`+sel(alerts, firing, `severity="page"`)+`) or vector(0)`, "pages"))).
-		WithPanel(number("Incidents opened", "Incidents Vigil opened over the dashboard's range.", "none",
-			q(`sum(increase(`+sel(changes, `change="opened"`)+`[$__range]))`, "opened"))).
+		WithPanel(number("Incidents opened", "Incidents Vigil opened over the dashboard's range (its counter has no series before the first one).", "none",
+			q(`sum(increase(`+sel(changes, `change="opened"`)+`[$__range])) or vector(0)`, "opened"))).
 		WithPanel(number("Vigil blind", "1 when Vigil's latest cycle saw no telemetry it understands: its silence is then no verdict of healthy.", "none",
 			q(`max(`+sel("vigil_watch_blind")+`)`, "blind"))).
 		WithPanel(graph("Alerts firing by severity", "Vigil's alerts firing, by severity.", "none",
