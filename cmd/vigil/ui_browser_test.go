@@ -37,16 +37,16 @@ func chromium(t *testing.T) string {
 
 var demoUpRE = regexp.MustCompile(`the API is up on (http://\S+)`)
 
-// startDemo runs `vigil demo --serve` on a free port of 127.0.0.1 — the
-// NVLink story in simulated time, about 10 s — and returns its URL once
-// the API is up; the demo stops with the test.
-func startDemo(t *testing.T) string {
+// startDemo runs `vigil demo --serve [SCENARIO]` on a free port of
+// 127.0.0.1 — by default the NVLink story in simulated time, about 10 s —
+// and returns its URL once the API is up; the demo stops with the test.
+func startDemo(t *testing.T, scenario ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	stderr := &peertest.SyncBuffer{}
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, []string{"demo", "--serve", "--listen", "127.0.0.1:0"}, strings.NewReader(""), &peertest.SyncBuffer{}, stderr)
+		done <- Run(ctx, append([]string{"demo", "--serve", "--listen", "127.0.0.1:0"}, scenario...), strings.NewReader(""), &peertest.SyncBuffer{}, stderr)
 	}()
 	t.Cleanup(func() {
 		cancel()
