@@ -5,6 +5,7 @@
 #   make lint    gofmt, go vet, staticcheck
 #   make bench   benchmarks (see bench targets below)
 #   make reliability  the hardening suite against the real binary, with its tables
+#   make image   the container image (deploy/Dockerfile), where a container engine runs
 
 GO          ?= go
 STATICCHECK_MODULE  := honnef.co/go/tools/cmd/staticcheck@v0.8.2
@@ -14,12 +15,22 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 LDFLAGS     := -X github.com/vigil-obs/vigil/internal/buildinfo.Version=$(VERSION)
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all build test lint deps deb-deps tools bench fuzz reliability clean
+.PHONY: all build test lint deps deb-deps tools bench fuzz reliability clean image
 
 all: build
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/vigil ./cmd/vigil
+
+# The container image: docker (or IMAGE_ENGINE=podman) builds deploy/Dockerfile
+# from the repository root. Without a running engine it says so and stops.
+IMAGE        ?= vigil:$(VERSION)
+IMAGE_ENGINE ?= docker
+image:
+	@if ! $(IMAGE_ENGINE) info >/dev/null 2>&1; then \
+		echo "make image: no container engine answers ($(IMAGE_ENGINE) info failed): start one, or set IMAGE_ENGINE=podman"; exit 1; \
+	fi
+	$(IMAGE_ENGINE) build -f deploy/Dockerfile --build-arg VERSION=$(VERSION) -t $(IMAGE) .
 
 deps: deb-deps tools
 	$(GO) mod download
@@ -37,7 +48,7 @@ tools:
 	@test -x $(GOBIN)/staticcheck || $(GO) install $(STATICCHECK_MODULE)
 
 lint: tools
-	@out=$$(gofmt -l cmd internal test); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l cmd internal test deploy); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GOBIN)/staticcheck ./...
 
