@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 Grafana's classic dashboard schema (v1) is what file provisioning and kube-prometheus-stack's sidecar load; dashboardv2 is for Grafana 12's new API only.
+
 package dashboards_test
 
 import (
@@ -15,6 +17,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/cog/plugins"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 	"github.com/stretchr/testify/require"
@@ -193,7 +196,7 @@ func TestExprs(t *testing.T) {
 		expr, err := parser.NewParser(parser.Options{}).ParseExpr(substitute(t, q.expr, allVars))
 		require.NoError(t, err, q.String())
 		for _, vs := range parser.ExtractSelectors(expr) {
-			i := slices.IndexFunc(vs, func(m *labels.Matcher) bool { return m.Name == labels.MetricName })
+			i := slices.IndexFunc(vs, func(m *labels.Matcher) bool { return m.Name == model.MetricNameLabel })
 			require.GreaterOrEqual(t, i, 0, "%s: a selector without a metric name", q)
 			name := vs[i].Value
 			if _, ok := c.Lookup(name); !ok {

@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 Grafana's classic dashboard schema (v1) is what file provisioning and kube-prometheus-stack's sidecar load; dashboardv2 is for Grafana 12's new API only.
+
 package dashboards
 
 import "github.com/grafana/grafana-foundation-sdk/go/dashboard"
