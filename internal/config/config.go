@@ -14,6 +14,7 @@ import (
 	promconfig "github.com/prometheus/prometheus/config"
 
 	"github.com/vigil-obs/vigil/internal/alert"
+	"github.com/vigil-obs/vigil/internal/cost"
 	"github.com/vigil-obs/vigil/internal/drift"
 	"github.com/vigil-obs/vigil/internal/forward"
 	"github.com/vigil-obs/vigil/internal/ingest/remotewrite"
@@ -63,6 +64,10 @@ type Config struct {
 	// Redaction configures what is removed from traces, logs and metrics
 	// before anything is stored, indexed, logged, returned or forwarded.
 	Redaction redact.Config `yaml:"redaction"`
+	// Cost prices the GPUs (inline, or a prices file; a currency alone
+	// reads OpenCost's node_gpu_hourly_cost): with prices, every
+	// evaluation cycle records what the GPUs cost.
+	Cost cost.Config `yaml:"cost"`
 	// Scrape holds the Prometheus sections of the file (global,
 	// scrape_configs, scrape_config_files), read by Prometheus's own
 	// loader; nil when the file has none.
@@ -290,6 +295,7 @@ func Default() Config {
 		LogSignals:  logsignals.DefaultConfig(),
 		Redaction:   redact.Default(),
 		Source:      DefaultSource(),
+		Cost:        cost.DefaultConfig(),
 	}
 }
 
@@ -398,6 +404,13 @@ func (c *Config) Validate() error {
 			return fieldErr("redaction."+fe.Field, "%s", fe.Msg)
 		}
 		return fieldErr("redaction", "%v", err)
+	}
+	if err := c.Cost.Validate(); err != nil {
+		var fe *cost.FieldError
+		if errors.As(err, &fe) {
+			return fieldErr("cost."+fe.Field, "%s", fe.Msg)
+		}
+		return fieldErr("cost", "%v", err)
 	}
 	if err := c.Alerting.Validate(); err != nil {
 		var fe *alert.FieldError

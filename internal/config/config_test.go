@@ -12,6 +12,8 @@ import (
 
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
+
+	"github.com/vigil-obs/vigil/internal/cost"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected errors in testdata/bad/*.err")
@@ -45,6 +47,12 @@ func TestGood(t *testing.T) {
 		"self_monitoring_off.yml": func(c *Config) {
 			c.Self.Enabled = false
 			c.Self.Interval = 0
+		},
+		"cost.yml": func(c *Config) {
+			c.Cost.Currency = "USD"
+			c.Cost.GPUHourly = map[string]float64{"NVIDIA H100 80GB HBM3": 4, "default": 2}
+			c.Cost.NodeOverrides = []cost.NodeOverride{{Match: map[string]string{"node.kubernetes.io/instance-type": "p5.48xlarge", "spot": "true"}, GPUHourly: 1.5}}
+			c.Cost.Window = 10 * time.Minute
 		},
 		"scrape.yml": func(c *Config) {
 			c.Limits.MaxActiveSeries = 500_000

@@ -82,7 +82,7 @@ func (c *Config) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.MappingNode {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if k := n.Content[i].Value; !slices.Contains(configFields, k) {
-				return fmt.Errorf("line %d: cost.%s: unknown field (cost has %s)", n.Content[i].Line, k, strings.Join(configFields, ", "))
+				return fmt.Errorf("unknown field %q at line %d (cost has %s)", k, n.Content[i].Line, strings.Join(configFields, ", "))
 			}
 		}
 	}
