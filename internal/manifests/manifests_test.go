@@ -122,6 +122,7 @@ func TestScenariosConfigLoads(t *testing.T) {
 				require.Nil(t, cfg.Scrape.ScrapeConfigs, "attached mode scrapes nothing")
 				require.Equal(t, "http://kube-prometheus-stack-prometheus.monitoring:9090", cfg.Source.URL)
 				require.Len(t, prom.RemoteWriteConfigs, 1)
+				require.Len(t, cfg.Scrape.RemoteWriteConfigs, 1, "vigil serve reads the remote_write section")
 				return
 			}
 			var jobs []string
@@ -412,6 +413,25 @@ func TestBadValues(t *testing.T) {
 	// A value the schema passes through but vigil serve would refuse.
 	f(Options{Set: []string{"vigil.extraConfig.storage.retention=forever"}}, "the rendered vigil.yaml")
 	f(Options{Set: []string{"vigil.source.url=http://prometheus:9090", "vigil.source.selector={cluster"}}, "source.selector")
+	// Prometheus's sections have values of their own.
+	f(Options{ValuesFiles: []string{write("rw.yaml", "vigil:\n  extraConfig:\n    remote_write: [{url: http://x}]\n")}}, "invalid propertyName 'remote_write'")
 	// A discovery role Prometheus does not have.
 	f(Options{ValuesFiles: []string{write("role.yaml", "scrape:\n  extraScrapeConfigs:\n    - job_name: x\n      kubernetes_sd_configs: [{role: deployment}]\n")}}, "role \"deployment\"")
+}
+
+// TestHAReplicaLabels: the two replicas of ci/ha-values.yaml share one
+// vigil.yaml, so their alerts carry the same labels (Alertmanager keeps each
+// once), while what each remote-writes carries its own __replica__.
+func TestHAReplicaLabels(t *testing.T) {
+	b, err := VigilConfig(renderScenario(t, chartFS(t), "ci/ha-values.yaml"))
+	require.NoError(t, err)
+	for _, pod := range []string{"vigil-0", "vigil-1"} {
+		t.Setenv("POD_NAME", pod)
+		cfg, err := config.Parse("vigil.yaml", b)
+		require.NoError(t, err)
+		require.Equal(t, map[string]string{"cluster": "gpu-east"}, cfg.Alerting.ExternalLabels)
+		require.Equal(t, pod, cfg.Scrape.GlobalConfig.ExternalLabels.Get("__replica__"))
+		require.Equal(t, "gpu-east", cfg.Scrape.GlobalConfig.ExternalLabels.Get("cluster"))
+		require.Len(t, cfg.Scrape.RemoteWriteConfigs, 1)
+	}
 }

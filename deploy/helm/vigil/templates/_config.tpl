@@ -28,16 +28,26 @@ serve's loader, and its tests with Prometheus's.
 {{- end }}
 {{- $_ := set $cfg "source" $source }}
 {{- end }}
-{{- with $v.remoteWrite }}{{ $_ := set $cfg "remote_write" . }}{{ end }}
 {{- if $v.forwarding.endpoint }}
 {{- $_ := set $cfg "forwarding" (dict "endpoint" $v.forwarding.endpoint "headers" $v.forwarding.headers) }}
 {{- end }}
 {{- $cfg = mergeOverwrite $cfg (deepCopy $v.extraConfig) }}
 {{- toYaml $cfg }}
 {{- $jobs := include "vigil.scrapeConfigs" . | trim }}
-{{- if $jobs }}
+{{- $global := dict }}
+{{- if $jobs }}{{ $_ := set $global "scrape_interval" .Values.scrape.interval }}{{ end }}
+{{- with $v.externalLabels }}{{ $_ := set $global "external_labels" . }}{{ end }}
+{{- if $global }}
 global:
-  scrape_interval: {{ .Values.scrape.interval }}
+  {{- toYaml $global | nindent 2 }}
+{{- end }}
+{{- /* Prometheus's sections' lists are indented: vigil serve reads a
+Prometheus section up to the next line that starts in column 0. */}}
+{{- with $v.remoteWrite }}
+remote_write:
+{{ toYaml . | indent 2 }}
+{{- end }}
+{{- if $jobs }}
 scrape_configs:
 {{ $jobs | indent 2 }}
 {{- end }}
