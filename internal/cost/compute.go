@@ -249,15 +249,12 @@ func (c *computation) run(ctx context.Context) error {
 	return c.readTokens(ctx, names)
 }
 
-// setStep picks the step (the data's interval unless given) and aligns the
-// range to it.
+// setStep picks the step (the activity series' interval unless given) and
+// aligns the range to it.
 func (c *computation) setStep(ctx context.Context, names map[string]struct{}) error {
+	// The step is the GPU series' own interval, not the store's: other
+	// exporters are often scraped more often than dcgm-exporter samples.
 	step := c.opts.Step
-	if step <= 0 {
-		if iv, ok := c.src.(interface{ Interval() time.Duration }); ok {
-			step = iv.Interval()
-		}
-	}
 	if step <= 0 {
 		metric := metricGR
 		if !c.hasGR {
