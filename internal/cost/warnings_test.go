@@ -122,3 +122,20 @@ func TestPodsPartOfTheWindow(t *testing.T) {
 	require.InDelta(t, 3.00, rep.By[0].Cost, 0.005)
 	require.InDelta(t, 2.00, rep.By[1].Cost, 0.005)
 }
+
+// TestClusters: data with a cluster label compares the clusters — A at
+// 82% used, B at 19% — and keeps the cluster in each row's entity.
+func TestClusters(t *testing.T) {
+	path := writeOM(t, map[string]func(int) float64{
+		`DCGM_FI_PROF_GR_ENGINE_ACTIVE{cluster="a",gpu="0",Hostname="n1",modelName="X",namespace="ml",pod="p"}`: func(int) float64 { return 0.82 },
+		`DCGM_FI_PROF_GR_ENGINE_ACTIVE{cluster="b",gpu="0",Hostname="n1",modelName="X",namespace="ml",pod="p"}`: func(int) float64 { return 0.19 },
+	})
+	rep := hourOf(t, path, "currency: USD\ngpu_hourly: {X: 2.0}\n")
+	require.Len(t, rep.Clusters, 2)
+	require.Equal(t, "a", rep.Clusters[0].Cluster)
+	require.InDelta(t, 0.82, rep.Clusters[0].Utilization, 1e-9)
+	require.InDelta(t, 0.19, rep.Clusters[1].Utilization, 1e-9)
+	require.InDelta(t, 2*0.81, rep.Clusters[1].Cost.Idle, 0.005)
+	require.Len(t, rep.By, 2)
+	require.Equal(t, map[string]string{"cluster": "b", "namespace": "ml"}, rep.By[0].Entity)
+}
