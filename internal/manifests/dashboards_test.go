@@ -78,3 +78,9 @@ func TestDashboardsEmbedded(t *testing.T) {
 	}
 	require.Equal(t, len(files), n)
 }
+
+// chartFile reads one file of the embedded chart.
+func chartFile(t *testing.T, name string) ([]byte, error) {
+	t.Helper()
+	return fs.ReadFile(chartFS(t), name)
+}

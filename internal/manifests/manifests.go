@@ -53,7 +53,8 @@ type Manifest struct {
 	Source string
 	// Kind and Name are the object's.
 	Kind, Name string
-	// Content is the object's YAML document, without "---".
+	// Content is the object's YAML document, without "---", ending in a
+	// line break.
 	Content string
 }
 
@@ -144,7 +145,7 @@ func Render(ctx context.Context, ch *chart.Chart, vals map[string]any, opts Opti
 	}
 	out := make([]Manifest, 0, len(sorted))
 	for _, m := range sorted {
-		mf := Manifest{Source: m.Name, Kind: m.Head.Kind, Content: strings.TrimSpace(m.Content)}
+		mf := Manifest{Source: m.Name, Kind: m.Head.Kind, Content: strings.TrimSpace(m.Content) + "\n"}
 		if m.Head.Metadata != nil {
 			mf.Name = m.Head.Metadata.Name
 		}
@@ -161,7 +162,7 @@ func Render(ctx context.Context, ch *chart.Chart, vals map[string]any, opts Opti
 func Write(w io.Writer, ms []Manifest) error {
 	var b bytes.Buffer
 	for _, m := range ms {
-		fmt.Fprintf(&b, "---\n# Source: %s\n%s\n", m.Source, m.Content)
+		fmt.Fprintf(&b, "---\n# Source: %s\n%s", m.Source, m.Content)
 	}
 	_, err := w.Write(b.Bytes())
 	return err
