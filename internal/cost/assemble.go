@@ -69,6 +69,16 @@ func (c *computation) report() *Report {
 		}
 	}
 	r.Cost.Unallocated = r.Cost.Total - r.Cost.Allocated
+	for _, nd := range c.nodes {
+		n := NodeCost{Cluster: nd.key.cluster, Node: nd.key.node, GPUs: nd.gpus,
+			GPUHours: Hours{Available: nd.available, Allocated: nd.allocated, Used: nd.used},
+			Cost:     Costs{Total: nd.total, Allocated: nd.allocCost, Idle: nd.allocCost - nd.usedCost, Unallocated: nd.total - nd.allocCost}}
+		if nd.available > 0 {
+			n.Hourly = nd.total / nd.available
+		}
+		r.Nodes = append(r.Nodes, n)
+	}
+	slices.SortFunc(r.Nodes, func(a, b NodeCost) int { return cmpString(a.Cluster+"\x00"+a.Node, b.Cluster+"\x00"+b.Node) })
 	for _, name := range sortedKeys(clusters) {
 		cl := clusters[name]
 		cl.Cost.Unallocated = cl.Cost.Total - cl.Cost.Allocated
@@ -197,6 +207,14 @@ func (c *computation) entityOf(cluster, node string, pod podKey, model string) m
 			return nil
 		}
 		e = map[string]string{"namespace": pod.ns, "model": model}
+	case ByPod:
+		e = map[string]string{"node": node, "namespace": pod.ns, "pod": pod.pod, "tenant": tenant}
+		if workload != "" {
+			e["workload"] = workload
+		}
+		if model != "" {
+			e["model"] = model
+		}
 	}
 	return c.withCluster(e, cluster)
 }

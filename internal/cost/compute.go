@@ -23,6 +23,10 @@ const (
 	ByTenant    = "tenant"
 	ByWorkload  = "workload"
 	ByModel     = "model"
+	// ByPod groups by pod, each row naming its node, namespace, pod,
+	// workload, tenant and model: what `vigil serve` records. `vigil cost`
+	// does not offer it.
+	ByPod = "pod"
 )
 
 // Groupings lists the values of Options.By.
@@ -80,7 +84,7 @@ func (o Options) Validate() error {
 		return fmt.Errorf("the range's end (%s) must be after its start (%s)", o.To.UTC().Format(time.RFC3339), o.From.UTC().Format(time.RFC3339))
 	case o.Step < 0:
 		return fmt.Errorf("step must not be negative, got %s", o.Step)
-	case o.By != "" && !slices.Contains(Groupings(), o.By):
+	case o.By != "" && o.By != ByPod && !slices.Contains(Groupings(), o.By):
 		return fmt.Errorf("by must be one of %s, got %q", strings.Join(Groupings(), ", "), o.By)
 	case o.Prices == nil && o.Currency == "":
 		return fmt.Errorf("%w: give a prices file, or the currency of OpenCost's %s", ErrNoPrices, MetricOpenCostGPUPrice)

@@ -12,6 +12,6 @@ func IdlePerDay(gpus, price, activity float64) float64 {
 // IdleClause is the clause a gpu_idle finding carries: "idle cost 451.58
 // USD/day (8 GPUs at 2.40 USD/h, 2% active)".
 func IdleClause(gpus, price, activity float64, currency string) string {
-	return fmt.Sprintf("idle cost %.2f %s/day (%g GPUs at %.2f %s/h, %.0f%% active)",
+	return fmt.Sprintf("idle cost %.2f %s/day (%.3g GPUs at %.2f %s/h, %.0f%% active)",
 		IdlePerDay(gpus, price, activity), currency, gpus, price, currency, 100*clamp01(activity))
 }

@@ -26,6 +26,19 @@ type Report struct {
 	Clusters []Cluster `json:"clusters,omitempty"`
 	// Warnings say what is missing and what a figure then means.
 	Warnings []string `json:"warnings"`
+	// Nodes are every node's figures, whatever the grouping, by name.
+	Nodes []NodeCost `json:"-"`
+}
+
+// NodeCost is one node's figures.
+type NodeCost struct {
+	Cluster, Node string
+	// GPUs are the GPUs that reported.
+	GPUs int
+	// Hourly is the mean price of one of its GPUs for one hour.
+	Hourly   float64
+	GPUHours Hours
+	Cost     Costs
 }
 
 // Hours are GPU-hours.

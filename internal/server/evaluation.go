@@ -109,11 +109,16 @@ func (s *Server) startEvaluation(ctx context.Context, host component.Host, sende
 	if err != nil {
 		return err
 	}
+	costRec, err := newCostRecorder(cfg, src, s.st, logger.With("component", "cost"))
+	if err != nil {
+		return err
+	}
 	w, err := watch.New(watch.Options{
 		Source: src, Probe: probe, Engine: eng, Groups: groups, Tracker: tr, Sender: snd,
 		Interval: time.Duration(ec.Interval), ResendInterval: time.Duration(cfg.Alerting.ResendInterval),
 		ExternalURL: ext, Now: s.now, Wall: s.opts.Wall, FindingConfidence: ec.FindingConfidence,
-		Tasks:    tasks(mon.Evaluate, sloCheck),
+		Tasks:    tasks(mon.Evaluate, sloCheck, costRec.task()),
+		Annotate: costRec.annotate,
 		OnChange: s.opts.OnChange,
 		Logger:   logger.With("component", "watch"), Registerer: s.reg,
 	})

@@ -73,6 +73,9 @@ func (w *Watcher) Cycle(ctx context.Context, at time.Time) error {
 		return fmt.Errorf("diagnose at %s: %w", at.Format(time.RFC3339), err)
 	default:
 		w.sawData = true
+		if w.opts.Annotate != nil {
+			w.opts.Annotate(ctx, at, rep)
+		}
 		obs = append(obs, fromReport(rep, w.opts.FindingConfidence, w.ticketFiring)...)
 		blindNow := 0.0
 		if rep.Blind() {

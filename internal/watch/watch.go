@@ -73,6 +73,10 @@ type Options struct {
 	// skipped: no rule, no diagnosis, nothing resolved; the firing
 	// incidents are held open, and a page says that Vigil is blind.
 	Probe func(ctx context.Context) error
+	// Annotate, if set, is called with every cycle's diagnosis before
+	// its findings become tickets, to add to their summaries (the cost
+	// of an idle GPU).
+	Annotate func(ctx context.Context, at time.Time, rep *diagnose.Report)
 	// OnChange, if set, is called with every incident opened,
 	// re-diagnosed or resolved, in the cycle that did it.
 	OnChange   func(incident.Change)
