@@ -285,6 +285,7 @@ func TestUIInBrowser(t *testing.T) {
 	require.Contains(t, fl.Answer, "the inference engines counted failed", "the NVLink demo has no span metrics")
 	require.Contains(t, fl.Text, "By model (the inference engines' counters)")
 	require.Contains(t, readAnswer("Tenants", "tenants.png").Answer, "No tenants in the data", "the NVLink demo has no tenant label")
+	require.Contains(t, readAnswer("Cost", "cost.png").Answer, "No GPU prices", "the NVLink demo sets no prices")
 
 	// The topology, searched by its GET form.
 	require.NoError(t, chromedp.Do(ctx,

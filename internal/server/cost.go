@@ -201,3 +201,23 @@ func (r *costRecorder) annotate(_ context.Context, _ time.Time, rep *diagnose.Re
 		}
 	}
 }
+
+// costPrices are the cost section's prices for the web UI's /cost: the
+// prices, or with OpenCost's none and the currency; nil and "" without a
+// cost section, or when its prices file does not load (logged; the
+// evaluation refuses to start on it).
+func (s *Server) costPrices() (*cost.Prices, string) {
+	cc := s.cfg.Cost
+	if !cc.Enabled() {
+		return nil, ""
+	}
+	p, err := cc.Load()
+	if err != nil {
+		s.logger.Warn("the cost page has no prices", "err", err)
+		return nil, ""
+	}
+	if p != nil {
+		return p, p.Currency
+	}
+	return nil, strings.ToUpper(cc.Currency)
+}

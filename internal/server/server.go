@@ -405,6 +405,7 @@ func (s *Server) newAPI(ln net.Listener, rw *remotewrite.Handler, pushed *push.H
 	if s.ev != nil {
 		uo.Incidents = s.ev.tracker
 	}
+	uo.Prices, uo.Currency = s.costPrices()
 	web, err := ui.New(uo)
 	if err != nil {
 		return nil, err

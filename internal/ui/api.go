@@ -20,6 +20,7 @@ func (h *Handler) APIs() map[string]http.Handler {
 		"/api/v1/failures":  h.questionAPI(func(ctx context.Context, w timeRange) (any, error) { return h.failures(ctx, w) }),
 		"/api/v1/tenants":   h.questionAPI(func(ctx context.Context, w timeRange) (any, error) { return h.tenants(ctx, w) }),
 		"/api/v1/topology":  h.topologyAPI(),
+		"/api/v1/cost":      h.CostAPI(),
 	}
 }
 

@@ -42,6 +42,7 @@ func (h *Handler) registry() []page {
 		{pattern: "GET /inference", nav: "Inference", path: "/inference", title: "Inference", template: "inference.html", data: h.inferencePage},
 		{pattern: "GET /failures", nav: "Failures", path: "/failures", title: "Failures", template: "failures.html", data: h.failuresPage},
 		{pattern: "GET /tenants", nav: "Tenants", path: "/tenants", title: "Tenants", template: "tenants.html", data: h.tenantsPage},
+		{pattern: "GET /cost", nav: "Cost", path: "/cost", title: "Cost", template: "cost.html", data: h.costPage},
 		{pattern: "GET /topology", nav: "Topology", path: "/topology", title: "Topology", template: "topology.html", data: h.topologyPage},
 		{pattern: "GET /slow", nav: "Slow requests", path: "/slow", title: "Slow requests", template: "slow.html", data: h.slowPage},
 		{pattern: "GET /traces/{id}", title: "Trace", template: "trace.html", data: h.tracePage},

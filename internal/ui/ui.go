@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/cost"
 	"github.com/vigil-obs/vigil/internal/incident"
 	"github.com/vigil-obs/vigil/internal/traces"
 )
@@ -63,6 +64,10 @@ type Options struct {
 	// Catalog names the metrics of each signal the question pages read
 	// (default catalog.Default()).
 	Catalog *catalog.Catalog
+	// Prices price the GPUs of /cost; nil with Currency reads OpenCost's
+	// node_gpu_hourly_cost in it; neither: the page says how to set them.
+	Prices   *cost.Prices
+	Currency string
 	// RenderBudget is how long a page waits for its queries (default
 	// 3s): past it the page renders what it has, says what is still
 	// loading, and reloads itself for the rest (loading.go).
