@@ -47,6 +47,10 @@ const (
 	MetricOpenCostGPUPrice = "node_gpu_hourly_cost"
 )
 
+// topologyWindow is how far before the range's end the topology (pods'
+// workloads, tenants, models) is read.
+const topologyWindow = time.Hour
+
 // chunkSteps is how many steps one read covers: it bounds the memory of a
 // long range to chunkSteps values per series.
 const chunkSteps = 720
@@ -291,7 +295,12 @@ func (c *computation) readContext(ctx context.Context, names map[string]struct{}
 	span := time.Duration(c.to-c.from) * time.Millisecond
 	at := time.UnixMilli(c.to)
 	topts := topology.DefaultOptions()
-	topts.Window, topts.History, topts.TenantLabel = span, span, c.opts.TenantLabel
+	// The topology reads every dcgm-exporter health series over its
+	// window: over a month of a remote store that would be most of the
+	// store. Pods that ended more than topologyWindow before the end keep
+	// their namespace as tenant and their name as workload.
+	tw := min(span, topologyWindow)
+	topts.Window, topts.History, topts.TenantLabel = tw, tw, c.opts.TenantLabel
 	topo, err := topology.Build(ctx, c.src, c.opts.Catalog, at, topts)
 	if err != nil && !errors.Is(err, topology.ErrNoData) {
 		return fmt.Errorf("topology: %w", err)
