@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,6 +61,9 @@ gpu-node-06 degraded. Name any scenario of 'vigil simulate --list' instead
 (healthy, a cause kind, KIND/VARIANT, KIND+KIND). Nothing is downloaded and
 no port is opened unless --serve, which keeps the Prometheus-compatible API
 up on --listen afterwards (until interrupted) so you can query the data.`,
+		Example: `  vigil demo
+  vigil demo gpu_thermal_throttle --seed 7
+  vigil demo --serve --listen 127.0.0.1:9700  # then open http://127.0.0.1:9700`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := ""
@@ -161,7 +165,7 @@ func demoFinish(ctx context.Context, e *env, f demoFlags, rep *diagnose.Report, 
 		}
 	} else {
 		bw := bufio.NewWriter(e.stdout)
-		if err := diagnose.WriteText(bw, rep, isTerminal(e.stdout)); err != nil {
+		if err := diagnose.WriteText(bw, rep, e.colour(e.stdout)); err != nil {
 			return err
 		}
 		if err := bw.Flush(); err != nil {
@@ -282,6 +286,10 @@ type demoRun struct {
 	firstAt  map[string]time.Time
 	// paged is when each incident first fired (simulated time).
 	paged map[string]time.Time
+	// announced are the headlines ("summary (confidence)") the incident
+	// lines of the current cycle carried: the headline line does not
+	// repeat them.
+	announced []string
 }
 
 // onScrape reports progress and evaluates every demoEvery of simulated
@@ -296,6 +304,7 @@ func (d *demoRun) onScrape(ctx context.Context, sc sim.Scrape) error {
 		return nil
 	}
 	d.next = sc.At.Add(demoEvery)
+	d.announced = d.announced[:0]
 	if err := d.w.Cycle(ctx, sc.At); err != nil {
 		return err
 	}
@@ -324,7 +333,9 @@ func (d *demoRun) onScrape(ctx context.Context, sc sim.Scrape) error {
 		}
 	}
 	if head != d.headline {
-		fmt.Fprintf(d.e.stderr, "  %s  %s\n", sc.At.Format("15:04:05"), head)
+		if !slices.Contains(d.announced, strings.TrimPrefix(head, "finding: ")) {
+			fmt.Fprintf(d.e.stderr, "  %s  %s\n", sc.At.Format("15:04:05"), head)
+		}
 		d.headline = head
 	}
 	return nil
@@ -343,7 +354,9 @@ func (d *demoRun) onChange(c incident.Change) {
 	}
 	line := fmt.Sprintf("  %s  %-8s %s %s", i.LastSeen.Format("15:04:05"), what, i.Kind, entityText(i.Entity))
 	if len(i.Causes) > 0 {
-		line += fmt.Sprintf(" — %s (%.2f)", i.Causes[0].Summary, i.Causes[0].Confidence)
+		head := fmt.Sprintf("%s (%.2f)", i.Causes[0].Summary, i.Causes[0].Confidence)
+		line += " — " + head
+		d.announced = append(d.announced, head)
 	}
 	fmt.Fprintln(d.e.stderr, line)
 	if c.What != "resolved" && i.Severity == incident.SeverityPage {

@@ -31,7 +31,16 @@ func TestDemo(t *testing.T) {
 	// "N% rounds streamed" lines print every 240 rounds, which a 55-minute
 	// run at 15 s, 221 rounds, never reaches.)
 	require.Regexp(t, `(?m)^  02:10:00  healthy$`, r.stderr, "the first diagnosis, after 10 minutes of warm-up")
-	require.Regexp(t, `(?m)^  02:4\d:\d\d  gpu-node-06 NVLink degradation[^\n]*probable cause of training stall \(0\.\d\d\)$`, r.stderr)
+	require.Regexp(t, `(?m)^  02:4\d:\d\d  [^\n]*gpu-node-06 NVLink degradation[^\n]*probable cause of training stall \(0\.\d\d\)$`, r.stderr)
+	// A headline an incident's line just carried is not printed again on
+	// the next line.
+	lines := strings.Split(r.stderr, "\n")
+	for i := 1; i < len(lines); i++ {
+		at, head, ok := strings.Cut(strings.TrimSpace(lines[i]), "  ")
+		if ok && strings.HasPrefix(lines[i-1], "  "+at+"  ") {
+			require.NotContains(t, lines[i-1], strings.TrimPrefix(strings.TrimSpace(head), "finding: "), "the headline twice:\n%s\n%s", lines[i-1], lines[i])
+		}
+	}
 	require.Contains(t, r.stderr, "injected at 02:47:00: NVLink on gpu-node-06 GPU 3")
 	require.Regexp(t, `(?m)^  Vigil named it \S+ after the onset$`, r.stderr)
 	// One fault, one page: the job's stall and the NVLink preset's alert

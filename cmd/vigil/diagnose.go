@@ -66,6 +66,9 @@ said about the cluster.
 
 Exit 0 with a diagnosis (healthy, not healthy or blind); 2 on bad input or no
 data at or before --at.`,
+		Example: `  vigil diagnose --input dump.om
+  vigil diagnose --prometheus http://prometheus:9090 --window 30m --json
+  vigil diagnose --input traces.otlp.jsonl --entity-label service`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			f.stepSet = cmd.Flags().Changed("step")
@@ -133,7 +136,7 @@ func runDiagnose(ctx context.Context, e *env, f diagnoseFlags) error {
 		return json.NewEncoder(e.stdout).Encode(rep)
 	}
 	bw := bufio.NewWriter(e.stdout)
-	if err := diagnose.WriteText(bw, rep, isTerminal(e.stdout)); err != nil {
+	if err := diagnose.WriteText(bw, rep, e.colour(e.stdout)); err != nil {
 		return err
 	}
 	return bw.Flush()

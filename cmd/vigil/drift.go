@@ -56,6 +56,9 @@ gauges to a Pushgateway or a running vigil serve (PUT to
 /metrics/job/<--job>/model/<--model>, replacing the group), the CronJob flow:
 vigil serve stores them, and the diagnosis reports model_drift when a score
 crosses its method's threshold.`,
+		Example: `  vigil drift --baseline train.csv --current today.csv
+  vigil drift --baseline train.parquet --current today.parquet --method psi --json
+  vigil drift --metric vllm:request_prompt_tokens --server http://localhost:9700`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runDrift(cmd, e, f)

@@ -99,6 +99,9 @@ each. The bars (--check exits 1 when one is missed): AC@1 ≥ 0.90, AC@3 ≥
 0.97, no false alarm, GPU hardware faults ranked first at median ≤ 90 s and
 worst ≤ 120 s after the onset, the unseen suite within 0.05 of the main one;
 robust has its own (above); subtle and later are not barred. Progress goes to stderr.`,
+		Example: `  vigil eval
+  vigil eval --suite main --parallel 2 --json
+  vigil eval --scenario nvlink_degraded --scenario pcie_degraded --seeds 5`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runEval(cmd, e, f)

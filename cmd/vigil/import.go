@@ -38,6 +38,8 @@ reported with its file and line number and nothing is written.
 Into a directory a running "vigil serve" holds (the TSDB lock), send the files
 through that server's remote-write endpoint with --server URL instead; the
 server takes samples up to its storage.out_of_order_window behind its newest.`,
+		Example: `  vigil import --data-dir data/ dump.om
+  curl -s http://dcgm-exporter:9400/metrics | vigil import --server http://localhost:9700 -`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -22,13 +23,29 @@ func newIncidentsCmd(e *env) *cobra.Command {
 		asJSON        bool
 	)
 	cmd := &cobra.Command{
-		Use:   "incidents [--server URL] [--state firing|resolved] [--json]",
-		Short: "List the incidents of a running Vigil",
+		Use:   "incidents [ID] [--server URL] [--state firing|resolved] [--json]",
+		Short: "List the incidents of a running Vigil, or show one",
 		Long: `List the incidents of a running vigil serve: each symptom on each entity
 it paged (or ticketed) about, with its ranked causes, firing first.
---json prints the server's answer as one object ({"incidents": [...]}).`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+--json prints the server's answer as one object ({"incidents": [...]}).
+
+With an ID (the last column of the list), show that incident in full, as
+kubectl describe does: its symptom, entity and times, every ranked cause
+with its evidence, the PromQL that shows it and what to do, the history
+of its diagnoses and what was sent to Alertmanager. --json prints the
+incident as one object.`,
+		Example: `  vigil incidents
+  vigil incidents --server http://vigil.monitoring:9700 --state firing
+  vigil incidents training_stall-3f9c2a1b
+  vigil incidents training_stall-3f9c2a1b --json | jq '.causes[0]'`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				if state != "" {
+					return usagef("incidents: --state lists incidents; it does not go with an ID")
+				}
+				return describeIncident(cmd.Context(), e, server, args[0], asJSON)
+			}
 			if state != "" && state != incident.StateFiring && state != incident.StateResolved {
 				return usagef("incidents: --state must be firing or resolved, not %q", state)
 			}
@@ -42,56 +59,80 @@ it paged (or ticketed) about, with its ranked causes, firing first.
 			}
 			return printIncidents(e.stdout, list)
 		},
+		ValidArgsFunction: completeIncidentIDs,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&server, "server", "http://localhost:9700", "the URL of the running Vigil")
 	fl.StringVar(&state, "state", "", "only incidents in this state (firing or resolved)")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
+	_ = cmd.RegisterFlagCompletionFunc("state", fixedCompletion(incident.StateFiring, incident.StateResolved))
 	return cmd
 }
 
 // fetchIncidents reads /api/v1/incidents; raw is the data object, one line.
 func fetchIncidents(ctx context.Context, server, state string) ([]incident.Incident, []byte, error) {
-	u, err := url.Parse(strings.TrimSuffix(server, "/") + "/api/v1/incidents")
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, nil, usagef("incidents: --server %q is not an http:// or https:// URL", server)
-	}
+	query := url.Values{}
 	if state != "" {
-		u.RawQuery = url.Values{"state": {state}}.Encode()
+		query.Set("state", state)
 	}
+	var data struct {
+		Incidents []incident.Incident `json:"incidents"`
+	}
+	raw, err := getAPI(ctx, server, "/api/v1/incidents", query, &data)
+	if err != nil {
+		return nil, nil, err
+	}
+	return data.Incidents, raw, nil
+}
+
+// errNotFound is the API's answer 404.
+var errNotFound = errors.New("not found")
+
+// getAPI reads one of Vigil's API endpoints into data and returns the data
+// object, one line.
+func getAPI(ctx context.Context, server, path string, query url.Values, data any) ([]byte, error) {
+	u, err := url.Parse(strings.TrimSuffix(server, "/") + path)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, usagef("incidents: --server %q is not an http:// or https:// URL", server)
+	}
+	u.RawQuery = query.Encode()
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, nil, fmt.Errorf("incidents: %w", err)
+		return nil, fmt.Errorf("incidents: %w", err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, nil, fmt.Errorf("incidents: read the answer of %s: %w", server, err)
+		return nil, fmt.Errorf("incidents: read the answer of %s: %w", server, err)
 	}
 	var env struct {
-		Status string `json:"status"`
-		Error  string `json:"error"`
-		Data   struct {
-			Incidents []incident.Incident `json:"incidents"`
-		} `json:"data"`
+		Status string          `json:"status"`
+		Error  string          `json:"error"`
+		Data   json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(body, &env); err != nil {
-		return nil, nil, fmt.Errorf("incidents: %s answered %s, not Vigil's API (is it a vigil serve?)", server, resp.Status)
+		return nil, fmt.Errorf("incidents: %s answered %s, not Vigil's API (is it a vigil serve?)", server, resp.Status)
 	}
 	if env.Status != "success" {
-		return nil, nil, fmt.Errorf("incidents: %s: %s", server, env.Error)
+		if resp.StatusCode == http.StatusNotFound {
+			return nil, fmt.Errorf("%w: %s", errNotFound, env.Error)
+		}
+		return nil, fmt.Errorf("incidents: %s: %s", server, env.Error)
 	}
-	raw, err := json.Marshal(env.Data)
+	if err := json.Unmarshal(env.Data, data); err != nil {
+		return nil, fmt.Errorf("incidents: %s answered data that is not Vigil's: %w", server, err)
+	}
+	raw, err := json.Marshal(data)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return env.Data.Incidents, append(raw, '\n'), nil
+	return append(raw, '\n'), nil
 }
 
 // printIncidents prints one block per incident: the headline line, then

@@ -29,6 +29,8 @@ and those of the traces whose spans or logs carry it, so the request is
 followed across services that log no id of their own. --trace prints the
 logs of one trace instead. --json prints one object: {"request_id" or
 "trace_id", "logs": [...]}.`,
+		Example: `  vigil logs --request 7f3c9e2a-51b4-4c1e-9d8a-2f6b0c1d4e5a
+  vigil logs --trace 4bf92f3577b34da6a3ce929d0e0e4736 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			q := url.Values{}

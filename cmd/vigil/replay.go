@@ -43,6 +43,8 @@ detectors, the diagnosis, the incidents, what would go to Alertmanager) over a p
 range, one cycle every --interval of data time, each reading only data at or before its
 instant, and prints every page and ticket with the instant it would have been sent, its
 symptom and its ranked causes.`,
+		Example: `  vigil replay --server http://localhost:9700 --from 2026-11-12T02:00:00Z --to 2026-11-12T03:00:00Z
+  vigil replay --input dump.om --from 2026-11-12T02:00:00Z --to 2026-11-12T03:00:00Z --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runReplay(cmd.Context(), e, f) },
 	}

@@ -17,6 +17,9 @@ import (
 // rulesFlags are the flags of `vigil rules generate`.
 type rulesFlags struct {
 	spec, format, out string
+	// namespace and labels go on PrometheusRule objects.
+	namespace string
+	labels    []string
 	// A store to check the spec's metrics against (optional).
 	sourceFlags
 	at string
@@ -28,9 +31,10 @@ const checkRange = 7 * 24 * time.Hour
 
 func newRulesCmd(e *env) *cobra.Command {
 	rules := &cobra.Command{
-		Use:   "rules",
-		Short: "Prometheus rules for AI SLOs",
-		Args:  cobra.NoArgs,
+		Use:     "rules",
+		Short:   "Prometheus rules for AI SLOs",
+		Example: `  vigil rules generate --out rules/`,
+		Args:    cobra.NoArgs,
 	}
 	var f rulesFlags
 	gen := &cobra.Command{
@@ -49,6 +53,9 @@ are checked offline. With --input, --prometheus or --server the spec is
 also checked against that store (the last 7 days before --at): an SLO whose
 metrics have no series, or whose threshold is not one of the le bounds the
 store holds, gets a warning on stderr. See docs/slo.md.`,
+		Example: `  vigil rules generate --out rules/
+  vigil rules generate --slo slo.yaml --format prometheusrule --namespace monitoring --label release=kube-prometheus-stack --out rules/
+  vigil rules generate --slo slo.yaml --server http://localhost:9700 --out rules/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runRulesGenerate(cmd, e, f)
@@ -62,6 +69,8 @@ store holds, gets a warning on stderr. See docs/slo.md.`,
 	fl.StringVar(&f.prometheus, "prometheus", "", "check the spec's metrics against a Prometheus-compatible API")
 	fl.StringVar(&f.server, "server", "", "check the spec's metrics against a running Vigil")
 	fl.StringVar(&f.at, "at", "", "with a store: the end of the checked week (default now, or the newest sample of --input)")
+	fl.StringVar(&f.namespace, "namespace", "", "with --format prometheusrule: the objects' metadata.namespace")
+	fl.StringArrayVar(&f.labels, "label", nil, "with --format prometheusrule: a label k=v of the objects (repeatable), e.g. release=kube-prometheus-stack for its ruleSelector")
 	rules.AddCommand(gen)
 	return rules
 }
@@ -77,6 +86,12 @@ func runRulesGenerate(cmd *cobra.Command, e *env, f rulesFlags) error {
 		return usagef("rules generate: give one of --input, --prometheus or --server")
 	case f.at != "" && f.count() == 0:
 		return usagef("rules generate: --at goes with --input, --prometheus or --server")
+	case (f.namespace != "" || len(f.labels) > 0) && format != slo.FormatPrometheusRule:
+		return usagef("rules generate: --namespace and --label go with --format prometheusrule")
+	}
+	meta, err := parseObjectMeta(f.namespace, f.labels)
+	if err != nil {
+		return err
 	}
 	spec := slo.Presets()
 	if f.spec != "" {
@@ -101,7 +116,7 @@ func runRulesGenerate(cmd *cobra.Command, e *env, f rulesFlags) error {
 		return fmt.Errorf("rules generate: %w", err)
 	}
 	for _, file := range files {
-		b, err := slo.Render(file, format)
+		b, err := renderRules(file, format, meta)
 		if err != nil {
 			return fmt.Errorf("rules generate: %w", err)
 		}

@@ -87,6 +87,11 @@ type env struct {
 	// evalEngine is the engine `vigil eval` scores; nil is the real one
 	// (tests give a fake).
 	evalEngine eval.DiagnoseFunc
+	// noColor is --no-color; environ and terminal, if set, replace
+	// os.Getenv and the terminal test (tests).
+	noColor  bool
+	environ  func(string) string
+	terminal func(any) bool
 }
 
 func (e *env) logger() *slog.Logger {
@@ -108,13 +113,18 @@ func (e *env) loggerAtLeast(floor slog.Level) *slog.Logger {
 
 func newRoot(e *env) *cobra.Command {
 	root := &cobra.Command{
-		Use:           "vigil",
-		Short:         "Vigil finds why an AI cluster misbehaves",
-		Long:          "Vigil stores and correlates the telemetry of AI clusters (Kubernetes, GPU, inference, request path).",
+		Use:   "vigil",
+		Short: "Vigil finds why an AI cluster misbehaves",
+		Long:  "Vigil stores and correlates the telemetry of AI clusters (Kubernetes, GPU, inference, request path).",
+		Example: `  vigil demo
+  vigil serve --config vigil.yaml
+  vigil diagnose --prometheus http://prometheus:9090
+  vigil completion bash > /etc/bash_completion.d/vigil`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVar(&e.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	root.PersistentFlags().BoolVar(&e.noColor, "no-color", false, "never colour the output (so does a non-empty NO_COLOR in the environment); colour is only ever written to a terminal")
 	root.PersistentPreRunE = func(*cobra.Command, []string) error {
 		var lvl slog.Level
 		if err := lvl.UnmarshalText([]byte(e.logLevel)); err != nil {
@@ -122,8 +132,9 @@ func newRoot(e *env) *cobra.Command {
 		}
 		return nil
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(unknownFlagError)
 	root.AddCommand(newVersionCmd(e), newServeCmd(e), newImportCmd(e), newTopologyCmd(e), newSimulateCmd(e), newEvalCmd(e), newDiagnoseCmd(e), newDemoCmd(e), newDriftCmd(e), newIncidentsCmd(e), newRulesCmd(e), newTraceCmd(e), newSlowCmd(e), newLogsCmd(e), newReplayCmd(e), newCostCmd(e), newDashboardsCmd(e), newManifestsCmd(e))
+	registerCompletions(root)
 	return root
 }
 

@@ -26,7 +26,10 @@ func newServeCmd(e *env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the server: store, query API, own metrics",
-		Args:  cobra.NoArgs,
+		Example: `  vigil serve
+  vigil serve --config vigil.yaml --data-dir /var/lib/vigil --retention 15d
+  vigil serve --prometheus http://prometheus:9090  # attached to the Prometheus a team runs`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := config.Default()
 			if cfgFile != "" {

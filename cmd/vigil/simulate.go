@@ -73,6 +73,9 @@ named ones. vigil diagnose --input reads all of them but truth and decoys.
 Each fault's onset is drawn between 40% and 65% of the run unless
 --onset sets it; its node and GPU are drawn unless --node and --gpu pin the
 first fault's. The same flags give the same bytes.`,
+		Example: `  vigil simulate --list
+  vigil simulate --scenario nvlink_degraded --seed 3 --out sim/
+  vigil simulate --scenario gpu_xid_error --onset 20m --node gpu-node-02 --out sim/`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runSimulate(cmd, e, f)

@@ -26,6 +26,8 @@ time on the critical path and its share of the time, and the slowest
 traces (see them with vigil trace ID). Without --route, every route,
 slowest first. --end ends the window (RFC 3339 or Unix seconds; default:
 now). --json prints the server's answer as one object.`,
+		Example: `  vigil slow
+  vigil slow --route "POST /v1/chat" --window 1h --server http://vigil:9700`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if _, err := hops.ParseWindow(window); err != nil {

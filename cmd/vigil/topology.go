@@ -46,6 +46,8 @@ any Prometheus-compatible API (--prometheus URL) or from a running Vigil
 (--server URL). --at is the instant (RFC 3339 or Unix seconds; default: now, or
 the newest sample of --input). Missing or ambiguous data is reported on
 stderr; --json prints one object with nodes nesting GPUs and pods.`,
+		Example: `  vigil topology --server http://localhost:9700
+  vigil topology --input dump.om --at 2026-11-12T02:50:00Z --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runTopology(cmd.Context(), e, f)

@@ -35,6 +35,8 @@ its share ("API gateway 40 ms, application 70 ms, vector search 420 ms,
 model inference 6.4 s, external tool 950 ms"), and the waterfall of its
 spans (# marks the spans on the critical path).
 --json prints the breakdown as one object.`,
+		Example: `  vigil trace 4bf92f3577b34da6a3ce929d0e0e4736
+  vigil trace 4bf92f3577b34da6a3ce929d0e0e4736 --server http://vigil:9700 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := traces.ParseTraceID(args[0])

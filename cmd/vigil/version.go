@@ -12,9 +12,10 @@ import (
 func newVersionCmd(e *env) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "version",
-		Short: "Print the version",
-		Args:  cobra.NoArgs,
+		Use:     "version",
+		Short:   "Print the version",
+		Example: `  vigil version`,
+		Args:    cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			bi := buildinfo.Get()
 			if asJSON {
