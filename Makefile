@@ -105,6 +105,9 @@ fuzz:
 #   internal/drift    drift from CSV at 10 and 50 features vs a two-pass baseline
 #   test/driftflow    vigil drift on 2 × 5 GB under GOMEMLIMIT=256MiB (only with
 #                     VIGIL_DRIFT_5GB=1; writes 10 GB, ~4–10 min)
+#   test/costbench    vigil cost --prometheus (wall, peak RSS) over 30 days at
+#                     5m and 24h at 30s, 100 nodes of 8 GPUs (1,000 with
+#                     VIGIL_COSTBENCH_NODES=1000, the second line below)
 #   test/diagnosebench  diagnosis wall time and peak RSS from 16 to 1,000 nodes
 #                     and over 15m to 3h windows, and the import of the dump;
 #                     its 1,000-node case (2 min to simulate) runs on its own
@@ -112,6 +115,7 @@ fuzz:
 bench: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 90m ./...
 	VIGIL_DIAGNOSEBENCH_LARGE=1 $(GO) test -run '^$$' -bench 'DiagnoseNodes/nodes=1000$$' -benchtime 1x -timeout 30m ./test/diagnosebench
+	VIGIL_COSTBENCH_NODES=1000 $(GO) test -run '^$$' -bench . -benchtime 1x -timeout 120m ./test/costbench
 
 # The hardening suite (test/reliability) against the real binary: the
 # bad-input catalogue (66 inputs: status, server up, data lost), the abuse
