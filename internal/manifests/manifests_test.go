@@ -368,8 +368,12 @@ func TestReleaseLabel(t *testing.T) {
 	s := newScheme(t)
 	ms := renderScenario(t, chartFS(t), "ci/external-prometheus-values.yaml")
 	var rules, monitors int
+	var services []*corev1.Service
+	var selector map[string]string
 	for _, m := range ms {
 		switch obj := decodeStrict(t, s, m).(type) {
+		case *corev1.Service:
+			services = append(services, obj)
 		case *monitoringv1.PrometheusRule:
 			rules++
 			require.Equal(t, "kube-prometheus-stack", obj.Labels["release"], obj.Name)
@@ -378,9 +382,23 @@ func TestReleaseLabel(t *testing.T) {
 			monitors++
 			require.Equal(t, "kube-prometheus-stack", obj.Labels["release"])
 			require.Equal(t, "http", obj.Spec.Endpoints[0].Port)
+			selector = obj.Spec.Selector.MatchLabels
 		}
 	}
 	require.Equal(t, 1, monitors)
+	// The ServiceMonitor selects one of the two Services: each pod is
+	// scraped once.
+	var selected []string
+	for _, svc := range services {
+		match := true
+		for k, v := range selector {
+			match = match && svc.Labels[k] == v
+		}
+		if match {
+			selected = append(selected, svc.Name)
+		}
+	}
+	require.Equal(t, []string{"vigil"}, selected)
 	files, err := fs.Glob(chartFS(t), "files/prometheusrules/*.yaml")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
