@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
+	"github.com/vigil-obs/vigil/internal/dashboards"
 	"github.com/vigil-obs/vigil/internal/eval"
 	"github.com/vigil-obs/vigil/internal/ingest/self"
 	"github.com/vigil-obs/vigil/internal/server"
@@ -155,6 +157,28 @@ func (v vigil) instant(t *testing.T, q query, vars map[string]string) string {
 	return b.String()
 }
 
+var labelValuesRE = regexp.MustCompile(`^label_values\((.+), (\w+)\)$`)
+
+// labelValues answers a variable's label_values(SELECTOR, LABEL) query as
+// Grafana's Prometheus datasource does.
+func (v vigil) labelValues(t *testing.T, def string) []string {
+	t.Helper()
+	m := labelValuesRE.FindStringSubmatch(def)
+	require.NotNil(t, m, def)
+	u := v.url + "/api/v1/label/" + m[2] + "/values?" + url.Values{"match[]": {substitute(t, m[1], allVars)},
+		"start": {unix(v.start)}, "end": {unix(v.end)}}.Encode()
+	resp, err := http.Get(u)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct {
+		Status string   `json:"status"`
+		Data   []string `json:"data"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.Equal(t, "success", out.Status, def)
+	return out.Data
+}
+
 func unix(t time.Time) string { return strconv.FormatInt(t.Unix(), 10) }
 
 // faultOnly are the queries that have data only when something fails:
@@ -205,6 +229,20 @@ func TestPanelsReturnData(t *testing.T) {
 			}
 		}
 	}
+	// The variables' label_values queries list values, as Grafana asks for
+	// them (/api/v1/label/NAME/values?match[]=SELECTOR); the cluster's
+	// does not: the simulated cluster is alone, its series carry no
+	// cluster label, and the variable stays All.
+	for name, def := range dashboards.VariableQueries {
+		values := demo.labelValues(t, def)
+		if name == "cluster" {
+			require.Empty(t, values, def)
+			continue
+		}
+		require.NotEmpty(t, values, def)
+	}
+	require.Contains(t, demo.labelValues(t, dashboards.VariableQueries["model"]), "meta-llama/Llama-3.1-70B-Instruct")
+	require.Contains(t, demo.labelValues(t, dashboards.VariableQueries["node"]), "gpu-node-06")
 	xid := qs[slices.IndexFunc(qs, func(q query) bool { return q.String() == "Vigil / GPUs / XID errors / A" })]
 	require.Contains(t, demo.instant(t, xid, allVars), `{Hostname="gpu-node-06", gpu="3"} 74`, "the demo's XID 74 on its faulty GPU")
 	require.Empty(t, empty, "panels whose data is not as it should be:\n%s", strings.Join(empty, "\n"))
