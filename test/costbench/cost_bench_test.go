@@ -114,7 +114,10 @@ func writeBlock(ctx context.Context, dir string, nodes int, span, step time.Dura
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return 0, err
 	}
-	w, err := tsdb.NewBlockWriter(slog.New(slog.DiscardHandler), dir, (span + 2*step).Milliseconds())
+	// A head range of four spans keeps every sample of the span appendable
+	// after the first commit (the head takes samples up to half its range
+	// before its newest).
+	w, err := tsdb.NewBlockWriter(slog.New(slog.DiscardHandler), dir, 4*span.Milliseconds())
 	if err != nil {
 		return 0, err
 	}
