@@ -114,7 +114,7 @@ func gpus() *dashboard.DashboardBuilder {
 		WithRow(row("NVLink")).
 		WithPanel(graph("NVLink bandwidth", "NVLink bandwidth of each GPU, all lanes (DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL, MiB/s: a gauge, whatever its TYPE line says).", "mbytes",
 			q(perGPU("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", nil), gpuLegend))).
-		WithPanel(graph("NVLink bandwidth against the node's peers", "Each GPU's NVLink bandwidth over the median of its namespace's GPUs: a GPU far below 1 is the one Vigil's nvlink_degraded cause names.", "percentunit",
+		WithPanel(graph("NVLink bandwidth against the job's peers", "Each GPU's NVLink bandwidth over the median of its namespace's GPUs: a GPU far below 1 is the one Vigil's nvlink_degraded cause names.", "percentunit",
 			q(gpuExpr(func(m []string, node string) string {
 				bw := gsel("DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", m, `namespace!=""`)
 				return fmt.Sprintf("max by (%s, gpu, namespace) (%s) / on (namespace) group_left quantile by (namespace) (0.5, %s)", node, bw, bw)

@@ -30,8 +30,8 @@ func incidents() *dashboard.DashboardBuilder {
 			q(`max(`+sel("vigil_watch_blind")+`)`, "blind"))).
 		WithPanel(graph("Alerts firing by severity", "Vigil's alerts firing, by severity.", "none",
 			q(`count by (severity) (`+sel(alerts, firing)+`)`, "{{severity}}"))).
-		WithPanel(graph("Symptoms firing", "Vigil's symptom alerts firing, by symptom (the vigil_symptom label of its SLO rules).", "none",
-			q(`count by (vigil_symptom) (`+sel(alerts, `vigil_symptom!=""`)+`)`, "{{vigil_symptom}}"))).
+		WithPanel(graph("Symptoms", "Vigil's symptom alerts pending (their condition holds, not yet for their for: duration) or firing, by symptom (the vigil_symptom label of its SLO rules).", "none",
+			q(`count by (vigil_symptom, alertstate) (`+sel(alerts, `vigil_symptom!=""`)+`)`, "{{vigil_symptom}} {{alertstate}}"))).
 		WithPanel(list("Alerts now", "Vigil's alerts pending or firing now, with their labels.",
 			q(`max by (alertname, alertstate, severity, vigil_symptom, slo, namespace, model) (`+sel(alerts)+`)`, ""))).
 		WithRow(row("Incidents and Vigil itself")).
