@@ -167,30 +167,32 @@ type gpuAcc struct {
 	available float64
 }
 
+// nodeAcc is one node's account.
 type nodeAcc struct {
 	key        nodeKey
 	gpus       int
 	attributed bool // this chunk: a series of its GPUs names a pod
 	everAttr   bool
-	ksmUsed    bool
-	// the figures, in hours and money
-	available, allocated, used    float64
-	total, allocCost, usedCost    float64
-	winN, winAct, winPrice        []float64 // this chunk's unattributed GPUs per step
-	ksmPods                       []podKey
-	holdersSeen                   map[podKey]bool
-	modelsSeen                    map[string]int
-	unknownProfiles, noPodHolders int
+	ksmUsed    bool // allocation came from kube-state-metrics' requests
+	// The figures, in hours and money.
+	available, allocated, used float64
+	total, allocCost, usedCost float64
+	// This chunk's GPUs that no pod label names, per step: how many,
+	// their summed activity and their summed price.
+	winN, winAct, winPrice []float64
 }
 
+// holderAcc is one pod's account on one node.
 type holderAcc struct {
-	key                  holderKey
-	allocated, used      float64
-	allocCost, usedCost  float64
-	gpus                 map[sliceKey]float64 // the share of its GPU each slice held is
-	requested            float64              // GPUs requested, where allocation comes from requests
-	prompt, generation   float64
-	fromRequests, tokens bool
+	key                 holderKey
+	allocated, used     float64
+	allocCost, usedCost float64
+	// gpus are the shares of their GPUs the slices it held are.
+	gpus map[sliceKey]float64
+	// requested are the GPUs it requested, where allocation comes from
+	// requests (fromRequests).
+	requested    float64
+	fromRequests bool
 }
 
 // computation is the state of one Compute.
@@ -379,7 +381,7 @@ func (c *computation) resolve(lset labels.Labels, util bool) *seriesInfo {
 		nk := nodeKey{cluster, node}
 		n := c.nodes[nk]
 		if n == nil {
-			n = &nodeAcc{key: nk, holdersSeen: map[podKey]bool{}, modelsSeen: map[string]int{}}
+			n = &nodeAcc{key: nk}
 			c.nodes[nk] = n
 		}
 		n.gpus++
