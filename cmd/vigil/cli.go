@@ -9,11 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-obs/vigil/internal/cost"
 	"github.com/vigil-obs/vigil/internal/drift"
 	"github.com/vigil-obs/vigil/internal/eval"
 	"github.com/vigil-obs/vigil/internal/incident"
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/sim/microsvc"
+	"github.com/vigil-obs/vigil/internal/sim/reqpath"
 	"github.com/vigil-obs/vigil/internal/slo"
 )
 
@@ -123,8 +125,10 @@ func flagValues() map[string]map[string]cobra.CompletionFunc {
 		return withPrefix(scenarioNames(), toComplete), cobra.ShellCompDirectiveNoFileComp
 	}
 	return map[string]map[string]cobra.CompletionFunc{
-		"vigil":                {"log-level": fixedCompletion("debug", "info", "warn", "error")},
-		"vigil simulate":       {"scenario": scenarios, "gpu-model": fixedCompletion("A100", "H100", "H200")},
+		"vigil": {"log-level": fixedCompletion("debug", "info", "warn", "error")},
+		"vigil simulate": {"scenario": scenarios, "gpu-model": fixedCompletion("A100", "H100", "H200"),
+			"spans": fixedCompletion(reqpath.SpansPaired, reqpath.SpansServerOnly, reqpath.SpansNoKind)},
+		"vigil cost":           {"by": fixedCompletion(cost.Groupings()...)},
 		"vigil eval":           {"suite": fixedCompletion(append(eval.Suites(), "nezha", "petshop")...), "scenario": scenarios},
 		"vigil drift":          {"method": fixedCompletion(methods...), "bins": fixedCompletion("quantile", "sturges", "doane")},
 		"vigil import":         {"format": fixedCompletion("auto", "openmetrics", "prometheus")},

@@ -85,6 +85,8 @@ func TestShellCompletion(t *testing.T) {
 	f("prometheusrule", "", "rules", "generate", "--format", "")
 	f("openmetrics", "", "import", "--format", "")
 	f("resolved", "", "incidents", "--state", "")
+	f("server-only", "", "simulate", "--spans", "")
+	f("tenant", "", "cost", "--by", "t")
 	f("warn", "", "--log-level", "")
 	f("training_stall-1\tpage training_stall namespace=ml-train workload=llm-pretrain", "", "incidents", "--server", srv.URL, "")
 	// A server that does not answer completes nothing, and says nothing.
