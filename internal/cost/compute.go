@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
@@ -51,9 +54,23 @@ const (
 // workloads, tenants, models) is read.
 const topologyWindow = time.Hour
 
-// chunkSteps is how many steps one read covers: it bounds the memory of a
-// long range to chunkSteps values per series.
-const chunkSteps = 720
+// A read covers chunkSamples samples of the activity series, in
+// minChunkSteps to maxChunkSteps steps: it bounds the memory of a long
+// range (and the size of a remote store's answers).
+const (
+	chunkSamples  = 1 << 20
+	minChunkSteps = 60
+	maxChunkSteps = 2880
+)
+
+// chunkSteps is how many steps the next read covers: minChunkSteps until
+// the series are known, then chunkSamples' worth of them.
+func (c *computation) chunkSteps() int {
+	if len(c.series) == 0 {
+		return minChunkSteps
+	}
+	return min(max(chunkSamples/len(c.series), minChunkSteps), maxChunkSteps)
+}
 
 // ErrNoGPUs means no GPU reported in the range.
 var ErrNoGPUs = errors.New("no GPU reported in the range")
@@ -245,10 +262,12 @@ func (c *computation) run(ctx context.Context) error {
 	if c.opts.Prices == nil && len(c.openCost) == 0 {
 		return fmt.Errorf("%w: no prices file and no OpenCost %s series in the range: give --prices FILE (or vigil.yaml's cost section)", ErrNoPrices, MetricOpenCostGPUPrice)
 	}
-	for first := 0; first < c.steps; first += chunkSteps {
-		if err := c.chunk(ctx, first, min(first+chunkSteps, c.steps)); err != nil {
+	for first := 0; first < c.steps; {
+		last := min(first+c.chunkSteps(), c.steps)
+		if err := c.chunk(ctx, first, last); err != nil {
 			return err
 		}
+		first = last
 	}
 	if len(c.gpus) == 0 {
 		return fmt.Errorf("%w (%s to %s)", ErrNoGPUs, c.opts.From.UTC().Format(time.RFC3339), c.opts.To.UTC().Format(time.RFC3339))
@@ -321,32 +340,91 @@ func (c *computation) readContext(ctx context.Context, names map[string]struct{}
 			}
 		}
 	}
-	if _, ok := names[metricNodeLabels]; ok {
-		err := instant(ctx, c.src, metricNodeLabels, at, span, func(lset labels.Labels, _ float64) {
-			node := ksmLabel(lset, "node")
-			if node == "" {
-				return
-			}
-			m := map[string]string{"node": node}
-			lset.Range(func(l labels.Label) {
-				if strings.HasPrefix(l.Name, "label_") {
-					m[l.Name] = l.Value
-				}
-			})
-			c.nodeLabels[node] = m
-		})
-		if err != nil {
+	if _, ok := names[metricNodeLabels]; ok && c.opts.Prices != nil {
+		if err := c.readNodeLabels(ctx); err != nil {
 			return err
 		}
 	}
 	if _, ok := names[MetricOpenCostGPUPrice]; ok && c.opts.Prices == nil {
-		return instant(ctx, c.src, MetricOpenCostGPUPrice, at, span, func(lset labels.Labels, v float64) {
-			if node := lset.Get("node"); node != "" && v >= 0 && !math.IsInf(v, 0) {
-				c.openCost[node] = v
-			}
-		})
+		return c.readOpenCost(ctx, at, span)
 	}
 	return nil
+}
+
+// readNodeLabels finds, for each label pair node_overrides match, the
+// nodes that had it in the range: from the label index (the series API's
+// label values), not from the samples, which over a month of a remote
+// store would be every kube_node_labels sample.
+func (c *computation) readNodeLabels(ctx context.Context) error {
+	q, err := c.src.Querier(c.from+1, c.to)
+	if err != nil {
+		return fmt.Errorf("open querier: %w", err)
+	}
+	defer q.Close()
+	done := map[[2]string]bool{}
+	for _, o := range c.opts.Prices.NodeOverrides {
+		for k, v := range o.Match {
+			name := NodeLabelName(k)
+			if name == "node" || name == "cluster" || done[[2]string{name, v}] {
+				continue
+			}
+			done[[2]string{name, v}] = true
+			ms := []*labels.Matcher{
+				labels.MustNewMatcher(labels.MatchEqual, model.MetricNameLabel, metricNodeLabels),
+				labels.MustNewMatcher(labels.MatchEqual, name, v),
+			}
+			for _, nodeLabel := range []string{"node", "exported_node"} {
+				nodes, _, err := q.LabelValues(ctx, nodeLabel, nil, ms...)
+				if err != nil {
+					return fmt.Errorf("list the nodes with %s=%q: %w", k, v, err)
+				}
+				for _, n := range nodes {
+					if c.nodeLabels[n] == nil {
+						c.nodeLabels[n] = map[string]string{"node": n}
+					}
+					c.nodeLabels[n][name] = v
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// readOpenCost reads OpenCost's node_gpu_hourly_cost: its latest value in
+// the range's last hour, and, for the nodes that had one only earlier, in
+// the whole range.
+func (c *computation) readOpenCost(ctx context.Context, at time.Time, span time.Duration) error {
+	add := func(lset labels.Labels, v float64) {
+		if node := lset.Get("node"); node != "" && v >= 0 && !math.IsInf(v, 0) {
+			c.openCost[node] = v
+		}
+	}
+	if err := instant(ctx, c.src, MetricOpenCostGPUPrice, at, min(span, topologyWindow), add); err != nil {
+		return err
+	}
+	if span <= topologyWindow {
+		return nil
+	}
+	q, err := c.src.Querier(c.from+1, c.to)
+	if err != nil {
+		return fmt.Errorf("open querier: %w", err)
+	}
+	nodes, _, err := q.LabelValues(ctx, "node", nil, labels.MustNewMatcher(labels.MatchEqual, model.MetricNameLabel, MetricOpenCostGPUPrice))
+	q.Close()
+	if err != nil {
+		return fmt.Errorf("list the nodes of %s: %w", MetricOpenCostGPUPrice, err)
+	}
+	var older []string
+	for _, n := range nodes {
+		if _, ok := c.openCost[n]; !ok {
+			older = append(older, regexp.QuoteMeta(n))
+		}
+	}
+	if len(older) == 0 {
+		return nil
+	}
+	qs := fmt.Sprintf(`%s{node=~%s}`, MetricOpenCostGPUPrice, strconv.Quote(strings.Join(older, "|")))
+	return instant(ctx, c.src, qs, at, span, add)
 }
 
 // resolve maps an activity series to its GPU (creating it), pod and MIG

@@ -139,3 +139,27 @@ func TestClusters(t *testing.T) {
 	require.Len(t, rep.By, 2)
 	require.Equal(t, map[string]string{"cluster": "b", "namespace": "ml"}, rep.By[0].Entity)
 }
+
+// TestOpenCostPrices: with no prices file, OpenCost's node_gpu_hourly_cost
+// prices each node's GPUs in the currency given.
+func TestOpenCostPrices(t *testing.T) {
+	path := writeOM(t, map[string]func(int) float64{
+		`DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",Hostname="n1",modelName="X",namespace="a",pod="p"}`: func(int) float64 { return 0.5 },
+		`DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",Hostname="n2",modelName="X"}`:                       func(int) float64 { return 0 },
+		`node_gpu_hourly_cost{node="n1",instance_type="a2-highgpu-1g"}`:                            func(int) float64 { return 3.0 },
+		`node_gpu_hourly_cost{node="n2",instance_type="a2-highgpu-1g"}`:                            func(int) float64 { return 1.0 },
+	})
+	t0 := time.Unix(1800000000, 0).UTC()
+	rep, err := cost.Compute(t.Context(), openFiles(t, path), cost.Options{From: t0, To: t0.Add(time.Hour), Currency: "eur"})
+	require.NoError(t, err)
+	require.Equal(t, "EUR", rep.Currency)
+	require.InDelta(t, 4.0, rep.Cost.Total, 0.005)
+	require.InDelta(t, 3.0, rep.Cost.Allocated, 0.005)
+	require.InDelta(t, 1.5, rep.Cost.Idle, 0.005)
+	require.InDelta(t, 1.0, rep.Cost.Unallocated, 0.005)
+
+	_, err = cost.Compute(t.Context(), openFiles(t, writeOM(t, map[string]func(int) float64{
+		`DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",Hostname="n1",modelName="X"}`: func(int) float64 { return 0 },
+	})), cost.Options{From: t0, To: t0.Add(time.Hour), Currency: "EUR"})
+	require.ErrorIs(t, err, cost.ErrNoPrices)
+}
