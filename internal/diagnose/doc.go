@@ -112,6 +112,17 @@
 //     minutes' history against deviates of 2–5 from the tests), and they
 //     meet only on the bounded deviates; within one kind, its confidences
 //     order as before.
+//   - The network in front of a service (generic_graph.go,
+//     networkGapSeries). Where the service graph has both sides' seconds,
+//     the time a service's callers wait for a call beyond what the call
+//     takes the service itself is a series of the service's, ranked with
+//     its own: a delay on its network, a proxy or a queue in front of it
+//     shows there and in none of its own series, and the walk, which
+//     starts from the entity ranked first, does not reach it when that
+//     entity is no caller of it. Each caller's wait counts beyond the
+//     least wait of its calls to its other callees at the same step (what
+//     a caller loses on its own side is in every call it makes); a caller
+//     with no other callee cannot tell the two apart and is left out.
 //   - Shared series (generic.go, markShared). A series that several
 //     entities report reading for reading (a node's column that every pod
 //     on it carries) is the evidence of what they share: it ranks them

@@ -56,6 +56,18 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 		raw = append(raw, rs...)
 	}
 	series := genericSeriesOf(raw, names)
+	var g *svcGraph
+	if v.hasGraph() {
+		var err error
+		if g, err = v.serviceGraph(ctx); err != nil {
+			return nil, err
+		}
+		if slices.Contains(names, "service") {
+			// The graph's services are the label's entities: the time their
+			// callers wait beyond their own is evidence of theirs.
+			series = append(series, networkGapSeries(g)...)
+		}
+	}
 	if len(series) == 0 {
 		v.warnf("no series carries the label %q: the generic layer has nothing to rank", label)
 		return nil, nil
@@ -144,11 +156,7 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 		}
 		ranked = append(ranked, r)
 	}
-	if v.hasGraph() {
-		g, err := v.serviceGraph(ctx)
-		if err != nil {
-			return nil, err
-		}
+	if g != nil {
 		ranked = v.walkGraph(g, ranked, onset, label)
 	}
 	out := make([]*candidate, 0, len(ranked))
@@ -254,6 +262,9 @@ type genericScore struct {
 	// own is the largest deviation of the entity's own series, those no
 	// other entity shares (markShared).
 	own float64
+	// before and after are the series' level before the onset and its
+	// mean over the two steps from first (where it moved most).
+	before, after float64
 }
 
 // genericRanked is an entity as the generic layer ranks it: its score,
@@ -284,7 +295,12 @@ func scoreEntities(series []genericSeries, onset int) []genericScore {
 		}
 		rank := math.Min(z, historyBound(detect.Valid(pre)))
 		if cur, ok := best[s.entity]; !ok || rank > cur.rank || rank == cur.rank && z > cur.z {
-			best[s.entity] = genericScore{entity: s.entity, series: s.name, z: z, rank: rank, held: heldDeviation(s.v, onset, base), first: first}
+			after := math.NaN()
+			if first >= 0 {
+				after = (s.v[first] + s.v[first+1]) / 2 // where it moved most
+			}
+			best[s.entity] = genericScore{entity: s.entity, series: s.name, z: z, rank: rank, held: heldDeviation(s.v, onset, base), first: first,
+				before: base.Median, after: after}
 		}
 	}
 	scores := make([]genericScore, 0, len(best))
@@ -329,7 +345,17 @@ func (v *view) genericCandidate(r genericRanked, onset int, label string) *candi
 	if r.action != "" {
 		c.action = r.action
 	}
-	if r.series != "" && r.first >= 0 {
+	switch {
+	case r.series == networkGapName && r.first >= 0:
+		c.evidence = []Evidence{networkGapEvidence(r.entity, r.before, r.after, r.z, v.time(r.first))}
+		if r.headline == "" {
+			c.headline = fmt.Sprintf("%s %s: its callers wait on its network", label, r.entity)
+		}
+		if r.action == "" {
+			c.action = fmt.Sprintf("look at %s %s's network first (its node's links, its sidecar or proxy, a policy or a queue in front of it): its callers wait %s a call beyond its own time since %s",
+				label, r.entity, fmtSeconds(r.after), v.time(r.first).Format("15:04:05"))
+		}
+	case r.series != "" && r.first >= 0:
 		c.evidence = []Evidence{{Signal: r.series, Query: fmt.Sprintf("%s{%s=%q}", strings.SplitN(r.series, "{", 2)[0], label, r.entity),
 			Summary: fmt.Sprintf("%.1f robust spreads from its level before %s, from %s", r.z, v.time(onset).Format("15:04:05"), v.time(r.first).Format("15:04:05"))}}
 	}

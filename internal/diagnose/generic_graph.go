@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/vigil-obs/vigil/internal/detect"
 )
@@ -263,18 +264,27 @@ func (v *view) walkGraph(g *svcGraph, ranked []genericRanked, onset int, label s
 	r.headline = fmt.Sprintf("%s %s anomalous, and %s with it", label, root, strings.Join(path[:len(path)-1], ", "))
 	r.action = fmt.Sprintf("look at %s %s first: %s wait on it and went wrong with it", label, root, strings.Join(path[:len(path)-1], ", "))
 	for i := range ranked {
+		if ranked[i].entity != root {
+			ranked[i].conf = math.Min(ranked[i].conf, 0.99*r.conf)
+		}
+	}
+	return v.demoteCallers(g, ranked, an, root, label)
+}
+
+// demoteCallers leaves the entities upstream of root (they reach it along
+// calls, and their calls went wrong no earlier than its) walkCallerShare of
+// their confidence, as its effects.
+func (v *view) demoteCallers(g *svcGraph, ranked []genericRanked, an map[string]callAnomaly, root, label string) []genericRanked {
+	for i := range ranked {
 		o := &ranked[i]
-		if o.entity == root {
+		if o.entity == root || !upstream(g, an, o.entity, root) {
 			continue
 		}
-		o.conf = math.Min(o.conf, 0.99*r.conf)
-		if upstream(g, an, o.entity, root) {
-			o.conf *= walkCallerShare
-			o.headline = fmt.Sprintf("%s %s anomalous, an effect of %s", label, o.entity, root)
-			o.evidence = append(o.evidence, Evidence{Signal: graphRequests,
-				Query:   fmt.Sprintf(`sum by (server) (rate(%s{client=%q}[5m]))`, graphRequests, o.entity),
-				Summary: fmt.Sprintf("it depends on %s, which went wrong no later than it did", root)})
-		}
+		o.conf *= walkCallerShare
+		o.headline = fmt.Sprintf("%s %s anomalous, an effect of %s", label, o.entity, root)
+		o.evidence = append(o.evidence, Evidence{Signal: graphRequests,
+			Query:   fmt.Sprintf(`sum by (server) (rate(%s{client=%q}[5m]))`, graphRequests, o.entity),
+			Summary: fmt.Sprintf("it depends on %s, which went wrong no later than it did", root)})
 	}
 	return ranked
 }
@@ -310,11 +320,7 @@ func (v *view) callEvidence(svc string, a callAnomaly) Evidence {
 		since = "from " + v.time(a.start).Format("15:04:05")
 	}
 	if a.gap {
-		return Evidence{Signal: "traces_service_graph_request_client_seconds",
-			Query: fmt.Sprintf(`(sum(rate(%s{server=%q}[5m])) - sum(rate(%s{server=%q}[5m]))) / sum(rate(%s{server=%q}[5m]))`,
-				graphClientSum, svc, graphServerSum, svc, graphServerCnt, svc),
-			Summary: fmt.Sprintf("calls to %s wait %s at their callers beyond %s's own time %s (earlier %s; %.1f robust spreads): the time is lost between them, on %s's network, a proxy or a queue in front of it",
-				svc, fmtSeconds(a.after), svc, since, fmtSeconds(a.before), a.z, svc)}
+		return gapEvidence(svc, a.before, a.after, a.z, since)
 	}
 	if a.latency {
 		return Evidence{Signal: "traces_service_graph_request_server_seconds",
@@ -332,4 +338,78 @@ func nanZero(x float64) float64 {
 		return 0
 	}
 	return x
+}
+
+// networkGapName names a service's network gap among the generic layer's
+// series.
+const networkGapName = "traces_service_graph_request_client_seconds (callers' wait beyond its own time)"
+
+// networkGapSeries is, for each service of the graph, the time its callers
+// wait for a call beyond the time it takes the service itself (client
+// seconds less server seconds per call), pooled over its callers by their
+// calls: the network, the proxies and the queues in front of it, which none
+// of its own series show. Each caller's wait counts in excess of its own
+// calls to its other callees, the least of theirs at each step: what a
+// caller loses on its own side (its network, or a CPU too busy to read the
+// answers) is in every call it makes, so the least wait of its other calls
+// bounds it, and a caller whose every call waits longer moves no callee's
+// series, while one callee that waits does not lift its siblings' share. A caller with no other callee to
+// compare with cannot tell the two apart and is left out, as is the graph's
+// virtual user. A service none of whose callers is left has no series.
+func networkGapSeries(g *svcGraph) []genericSeries {
+	gaps := map[*graphEdge][]float64{}
+	byClient := map[string][]*graphEdge{}
+	for _, e := range g.edges {
+		if e.client == graphUser || detect.Valid(e.cliSum) == 0 {
+			continue
+		}
+		gaps[e] = edgeGap(e)
+		byClient[e.client] = append(byClient[e.client], e)
+	}
+	num, den := map[string][]float64{}, map[string][]float64{}
+	others := make([]float64, 0, 8)
+	for _, e := range g.edges {
+		gap, ok := gaps[e]
+		if !ok || len(byClient[e.client]) < 2 {
+			continue
+		}
+		if num[e.server] == nil {
+			num[e.server], den[e.server] = nanSeries(len(gap)), nanSeries(len(gap))
+		}
+		for i, x := range gap {
+			others = others[:0]
+			for _, o := range byClient[e.client] {
+				if y := gaps[o][i]; o != e && !math.IsNaN(y) {
+					others = append(others, y)
+				}
+			}
+			if math.IsNaN(x) || len(others) == 0 {
+				continue
+			}
+			num[e.server][i] = nanZero(num[e.server][i]) + (x-slices.Min(others))*e.srvCount[i]
+			den[e.server][i] = nanZero(den[e.server][i]) + e.srvCount[i]
+		}
+	}
+	out := make([]genericSeries, 0, len(num))
+	for _, svc := range g.services {
+		if num[svc] != nil {
+			out = append(out, genericSeries{entity: svc, name: networkGapName, v: pooledRatio(num[svc], den[svc], 1, 1)})
+		}
+	}
+	return out
+}
+
+// gapEvidence is the evidence of a service's callers waiting on its
+// network: since says from when ("from 15:04:05").
+func gapEvidence(svc string, before, after, z float64, since string) Evidence {
+	return Evidence{Signal: "traces_service_graph_request_client_seconds",
+		Query: fmt.Sprintf(`(sum(rate(%s{server=%q}[5m])) - sum(rate(%s{server=%q}[5m]))) / sum(rate(%s{server=%q}[5m]))`,
+			graphClientSum, svc, graphServerSum, svc, graphServerCnt, svc),
+		Summary: fmt.Sprintf("calls to %s wait %s at their callers beyond %s's own time %s (earlier %s; %.1f robust spreads): the time is lost between them, on %s's network, a proxy or a queue in front of it",
+			svc, fmtSeconds(after), svc, since, fmtSeconds(before), z, svc)}
+}
+
+// networkGapEvidence is gapEvidence from the generic layer's score.
+func networkGapEvidence(svc string, before, after, z float64, first time.Time) Evidence {
+	return gapEvidence(svc, before, after, z, "from "+first.Format("15:04:05"))
 }

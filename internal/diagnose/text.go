@@ -66,8 +66,12 @@ func WriteText(w io.Writer, r *Report, color bool) error {
 			fmt.Fprintf(bw, "  %s\n", paint(ansiDim, "  "+s.Summary))
 		}
 	}
-	writeCauses(bw, "Probable causes", r.Causes, paint)
-	writeCauses(bw, "Findings", r.Findings, paint)
+	headline := ""
+	if len(r.Causes) > 0 {
+		headline = r.Causes[0].Summary
+	}
+	writeCauses(bw, "Probable causes", r.Causes, headline, paint)
+	writeCauses(bw, "Findings", r.Findings, "", paint)
 	if len(r.Symptoms) == 0 && len(r.Causes) == 0 && len(r.Findings) == 0 && !blind {
 		fmt.Fprintf(bw, "\nNo symptom, no cause, no finding.\n")
 	}
@@ -80,7 +84,10 @@ func WriteText(w io.Writer, r *Report, color bool) error {
 	return bw.Flush()
 }
 
-func writeCauses(bw *bufio.Writer, title string, cs []Cause, paint func(code, s string) string) {
+// writeCauses writes a list of causes or findings, each with its evidence
+// and action; the page's headline (the first cause's summary) is not
+// repeated under its cause.
+func writeCauses(bw *bufio.Writer, title string, cs []Cause, headline string, paint func(code, s string) string) {
 	if len(cs) == 0 {
 		return
 	}
@@ -98,7 +105,10 @@ func writeCauses(bw *bufio.Writer, title string, cs []Cause, paint func(code, s 
 		if c.Since != nil {
 			fmt.Fprintf(bw, "  since %s", c.Since.UTC().Format(time.TimeOnly))
 		}
-		fmt.Fprintf(bw, "\n     %s\n", c.Summary)
+		fmt.Fprintln(bw)
+		if i > 0 || c.Summary != headline {
+			fmt.Fprintf(bw, "     %s\n", c.Summary)
+		}
 		for j, e := range c.Evidence {
 			if j == maxTextEvidence {
 				fmt.Fprintf(bw, "               … and %d more\n", len(c.Evidence)-j)
