@@ -200,13 +200,15 @@ func hasKey(n *yaml.Node, key string) bool { return child(n, key) != nil }
 
 // keepSections blanks every line that does not belong to one of sections.
 // A section starts at a line "key:" in column 0 and runs to the next line in
-// column 0 that is neither blank nor a comment.
+// column 0 that is neither blank, a comment nor an item of a block sequence
+// ("- job_name: x": YAML lets a mapping's list sit at its key's column).
 func keepSections(src []byte) string {
 	lines := bytes.Split(src, []byte("\n"))
 	keep := false
 	var out strings.Builder
 	for i, l := range lines {
-		if len(l) > 0 && l[0] != ' ' && l[0] != '\t' && l[0] != '#' {
+		item := len(l) > 0 && l[0] == '-' && (len(l) == 1 || l[1] == ' ' || l[1] == '\t' || l[1] == '\r')
+		if len(l) > 0 && l[0] != ' ' && l[0] != '\t' && l[0] != '#' && !item {
 			key, _, _ := strings.Cut(string(l), ":")
 			keep = Sections(strings.TrimSpace(key))
 		}

@@ -50,6 +50,15 @@ web:
 	cfg, err = LoadConfig("vigil.yaml", []byte("storage:\n  data_dir: x\n"), nil)
 	require.NoError(t, err)
 	require.Empty(t, cfg.ScrapeConfigs)
+
+	// A section's list may sit at its key's column, as kubectl and many
+	// generators write YAML: its items stay in the section.
+	cfg, err = LoadConfig("vigil.yaml", []byte("scrape_configs:\n- job_name: a\n  static_configs: [{targets: ['a:1']}]\n-   job_name: b\n    static_configs: [{targets: ['b:1']}]\nstorage:\n  data_dir: x\nremote_write:\n- url: http://mimir:9009/api/v1/push\n"), nil)
+	require.NoError(t, err)
+	jobs, err = cfg.GetScrapeConfigs()
+	require.NoError(t, err)
+	require.Len(t, jobs, 2)
+	require.Len(t, cfg.RemoteWriteConfigs, 1)
 }
 
 func TestLoadConfigErrors(t *testing.T) {
