@@ -222,6 +222,31 @@ func TestSource(t *testing.T) {
 	require.Equal(t, []string{"team-ml"}, s.HTTPClient.HTTPHeaders.Headers["X-Scope-OrgID"].Values)
 	require.Equal(t, "vigil", s.HTTPClient.BasicAuth.Username)
 	require.True(t, s.HTTPClient.FollowRedirects, "Prometheus's client defaults kept")
+	// DESIGN.md's form, the backend under its kind, reads the same.
+	design, err := Parse("d.yml", []byte(`source:
+  prometheus:
+    url: https://mimir.example/prometheus
+    timeout: 20s
+    selector: '{cluster="gpu-east"}'
+    headers:
+      X-Scope-OrgID: team-ml
+    http_config:
+      basic_auth:
+        username: vigil
+        password_file: /etc/vigil/mimir-password
+`))
+	require.NoError(t, err)
+	require.Equal(t, s, design.Source)
+	for body, want := range map[string]string{
+		"source:\n  prometheus:\n    url: http://p:9090\n    timout: 5s\n":                                                           "d.yml:4: source.prometheus.timout: unknown field",
+		"source:\n  prometheus:\n    url: http://p:9090\n  url: http://q:9090\n":                                                     "d.yml:4: source.url: source.prometheus takes the backend's settings",
+		"source:\n  prometheus:\n    url: ftp://p\n":                                                                                 "source.url: \"ftp://p\": the scheme must be http or https",
+		"source:\n  prometheus:\n    url: http://p:9090\n    headers: {A: b}\n    http_config: {http_headers: {A: {values: [c]}}}\n": "source.prometheus.headers: A is set in http_config.http_headers too",
+	} {
+		_, err := Parse("d.yml", []byte(body))
+		require.Error(t, err, body)
+		require.Contains(t, err.Error(), want, body)
+	}
 	// No section: no backend, the defaults.
 	cfg, err = Parse("e.yml", []byte("web:\n  listen: \":9700\"\n"))
 	require.NoError(t, err)

@@ -74,7 +74,16 @@ func (s SourceConfig) Validate() error {
 
 // UnmarshalYAML reads the section with yaml's own decoder, since the HTTP
 // client settings are Prometheus's types, refusing fields it does not have.
+// It takes DESIGN.md's form too, the backend under its kind:
+// source: {prometheus: {url, headers, http_config, timeout, selector}}.
 func (s *SourceConfig) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode && len(n.Content) >= 2 && n.Content[0].Value == "prometheus" {
+		if len(n.Content) > 2 {
+			k := n.Content[2]
+			return &lineError{line: k.Line, err: fieldErr("source."+k.Value, "source.prometheus takes the backend's settings: nothing may stand next to it")}
+		}
+		return s.unmarshalPrometheus(n.Content[1])
+	}
 	if n.Kind == yaml.MappingNode {
 		names := sourceFields()
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -90,6 +99,47 @@ func (s *SourceConfig) UnmarshalYAML(n *yaml.Node) error {
 		return err
 	}
 	*s = SourceConfig(p)
+	return nil
+}
+
+// prometheusSource is DESIGN.md's form of the section: source.prometheus.
+type prometheusSource struct {
+	URL      string            `yaml:"url"`
+	Headers  map[string]string `yaml:"headers"`
+	Timeout  model.Duration    `yaml:"timeout"`
+	Selector string            `yaml:"selector"`
+	// HTTPConfig is Prometheus's HTTP client settings (basic_auth,
+	// authorization, tls_config, http_headers, ...).
+	HTTPConfig commoncfg.HTTPClientConfig `yaml:"http_config"`
+}
+
+// unmarshalPrometheus reads source.prometheus into s: headers join the
+// HTTP client's http_headers (a header named in both is an error).
+func (s *SourceConfig) unmarshalPrometheus(n *yaml.Node) error {
+	if n.Kind == yaml.MappingNode {
+		names := []string{"url", "headers", "timeout", "selector", "http_config"}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if k := n.Content[i]; !slices.Contains(names, k.Value) {
+				return &lineError{line: k.Line, err: fieldErr("source.prometheus."+k.Value, "unknown field (source.prometheus has %s)", strings.Join(names, ", "))}
+			}
+		}
+	}
+	p := prometheusSource{Timeout: s.Timeout, HTTPConfig: s.HTTPClient}
+	if err := n.Decode(&p); err != nil {
+		return err
+	}
+	if len(p.Headers) > 0 {
+		if p.HTTPConfig.HTTPHeaders == nil {
+			p.HTTPConfig.HTTPHeaders = &commoncfg.Headers{Headers: map[string]commoncfg.Header{}}
+		}
+		for name, v := range p.Headers {
+			if _, dup := p.HTTPConfig.HTTPHeaders.Headers[name]; dup {
+				return &lineError{line: n.Line, err: fieldErr("source.prometheus.headers", "%s is set in http_config.http_headers too", name)}
+			}
+			p.HTTPConfig.HTTPHeaders.Headers[name] = commoncfg.Header{Values: []string{v}}
+		}
+	}
+	s.URL, s.Timeout, s.Selector, s.HTTPClient = p.URL, p.Timeout, p.Selector, p.HTTPConfig
 	return nil
 }
 
