@@ -64,6 +64,7 @@ fuzz:
 	$(GO) test ./internal/catalog -run '^$$' -fuzz '^FuzzClockReasons$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/config -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/cost -run '^$$' -fuzz '^FuzzParsePrices$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/manifests -run '^$$' -fuzz '^FuzzValues$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/store -run '^$$' -fuzz '^FuzzDecodeMatrix$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/api -run '^$$' -fuzz '^FuzzCheckQuery$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/detect -run '^$$' -fuzz '^FuzzOnset$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
