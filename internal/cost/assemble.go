@@ -148,6 +148,11 @@ func (c *computation) rows() []Row {
 			row.usedCost += h.usedCost
 		}
 	}
+	for k := range c.holders {
+		if _, ok := c.podNode[k.pod]; !ok {
+			c.podNode[k.pod] = k.node
+		}
+	}
 	for _, tc := range c.tokens {
 		node := c.podNode[tc.pod]
 		e := c.entityOf(tc.cluster, node, tc.pod, tc.model)

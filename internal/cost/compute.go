@@ -54,11 +54,11 @@ const (
 // workloads, tenants, models) is read.
 const topologyWindow = time.Hour
 
-// A read covers chunkSamples samples of the activity series, in
+// A read covers about chunkSamples samples of the activity series, in
 // minChunkSteps to maxChunkSteps steps: it bounds the memory of a long
 // range (and the size of a remote store's answers).
 const (
-	chunkSamples  = 1 << 20
+	chunkSamples  = 1 << 19
 	minChunkSteps = 60
 	maxChunkSteps = 2880
 )
@@ -322,9 +322,13 @@ func (c *computation) readContext(ctx context.Context, names map[string]struct{}
 	// their namespace as tenant and their name as workload.
 	tw := min(span, topologyWindow)
 	topts.Window, topts.History, topts.TenantLabel = tw, tw, c.opts.TenantLabel
-	topo, err := topology.Build(ctx, c.src, c.opts.Catalog, at, topts)
-	if err != nil && !errors.Is(err, topology.ErrNoData) {
-		return fmt.Errorf("topology: %w", err)
+	var topo *topology.Topology
+	if c.needTopology() {
+		var err error
+		topo, err = topology.Build(ctx, c.src, c.opts.Catalog, at, topts)
+		if err != nil && !errors.Is(err, topology.ErrNoData) {
+			return fmt.Errorf("topology: %w", err)
+		}
 	}
 	if topo != nil {
 		c.topo = topo
@@ -349,6 +353,22 @@ func (c *computation) readContext(ctx context.Context, names map[string]struct{}
 		return c.readOpenCost(ctx, at, span)
 	}
 	return nil
+}
+
+// needTopology reports whether the grouping needs the topology: a pod's
+// workload, served model or tenant label. By node, by namespace and by a
+// tenant that is the namespace do without it (it reads every
+// dcgm-exporter series over its window: at 8,000 GPUs, more memory than
+// the whole computation), and then a node is named by dcgm-exporter's
+// Hostname as the catalog resolves it.
+func (c *computation) needTopology() bool {
+	switch c.opts.By {
+	case ByNode, ByNamespace:
+		return false
+	case ByTenant:
+		return c.opts.TenantLabel != ""
+	}
+	return true
 }
 
 // readNodeLabels finds, for each label pair node_overrides match, the

@@ -111,11 +111,22 @@ func metricNames(ctx context.Context, src Source, mint, maxt int64) (catalog.Met
 }
 
 // estimateInterval is the median spacing of the samples of metric in the
-// hour before maxt, over at most 64 series; 0 when it cannot tell.
+// hour before maxt, over at most 64 series of GPU 0 (a sample of the
+// cluster, not all of it), else of any GPU; 0 when it cannot tell.
 func estimateInterval(ctx context.Context, src Source, metric string, maxt int64) (time.Duration, error) {
+	for _, ms := range [][]*labels.Matcher{{labels.MustNewMatcher(labels.MatchEqual, "gpu", "0")}, nil} {
+		d, err := medianSpacing(ctx, src, metric, maxt, ms)
+		if err != nil || d > 0 {
+			return d, err
+		}
+	}
+	return 0, nil
+}
+
+func medianSpacing(ctx context.Context, src Source, metric string, maxt int64, ms []*labels.Matcher) (time.Duration, error) {
 	var deltas []int64
 	n := 0
-	err := eachSeries(ctx, src, maxt-time.Hour.Milliseconds(), maxt, metric, nil, func(_ labels.Labels, ts []int64, _ []float64) {
+	err := eachSeries(ctx, src, maxt-time.Hour.Milliseconds(), maxt, metric, ms, func(_ labels.Labels, ts []int64, _ []float64) {
 		if n >= 64 {
 			return
 		}
