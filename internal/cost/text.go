@@ -19,11 +19,11 @@ func WriteText(w io.Writer, r *Report, by string) error {
 		r.GPUHours.Used, pct(r.GPUHours.Used, r.GPUHours.Allocated))
 	fmt.Fprintf(w, "  cost: %s total, %s allocated, %s idle (allocated but inactive), %s unallocated\n\n",
 		money(r.Cost.Total), money(r.Cost.Allocated), money(r.Cost.Idle), money(r.Cost.Unallocated))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tGPUS\tGPU-H ALLOC\tGPU-H USED\tEFFIC.\tCOST\tIDLE COST\tPER 1M PROMPT\tPER 1M GEN.\t\n", strings.ToUpper(by))
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s\tGPUS\tGPU-H ALLOC\tGPU-H USED\tEFFIC.\tCOST\tIDLE COST\tPER 1M PROMPT\tPER 1M GEN.\n", strings.ToUpper(by))
 	var sum Row
 	for _, row := range r.By {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", entityString(row.Entity), row.GPUs,
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\n", entityString(row.Entity), row.GPUs,
 			row.GPUHoursAllocated, row.GPUHoursUsed, pct(row.GPUHoursUsed, row.GPUHoursAllocated),
 			money(row.Cost), money(row.IdleCost), perM(row.CostPer1MTokens, false), perM(row.CostPer1MTokens, true))
 		sum.GPUHoursAllocated += row.GPUHoursAllocated
@@ -31,7 +31,7 @@ func WriteText(w io.Writer, r *Report, by string) error {
 		sum.Cost += row.Cost
 		sum.IdleCost += row.IdleCost
 	}
-	fmt.Fprintf(tw, "TOTAL\t\t%.2f\t%.2f\t%s\t%s\t%s\t\t\t\n", sum.GPUHoursAllocated, sum.GPUHoursUsed,
+	fmt.Fprintf(tw, "TOTAL\t\t%.2f\t%.2f\t%s\t%s\t%s\n", sum.GPUHoursAllocated, sum.GPUHoursUsed,
 		pct(sum.GPUHoursUsed, sum.GPUHoursAllocated), money(sum.Cost), money(sum.IdleCost))
 	if err := tw.Flush(); err != nil {
 		return err
