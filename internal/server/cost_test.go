@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,16 +25,7 @@ import (
 // gpu_idle finding on research/nb-0 gets its cost per day: 3/7 of a GPU
 // at 2.00 an hour, 50% active, is 3/7 × 2 × 0.5 × 24 = 10.29 a day.
 func TestCostRecorder(t *testing.T) {
-	name := filepath.Join("..", "cost", "testdata", "hand.om")
-	fh, err := os.Open(name)
-	require.NoError(t, err)
-	f, err := fileimport.Read(name, fh, fileimport.DefaultOptions(time.Now()))
-	fh.Close()
-	require.NoError(t, err)
-	st, err := fileimport.OpenTemp(t.Context(), []*fileimport.File{f}, time.Now, slog.New(slog.DiscardHandler))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-
+	st := openHand(t)
 	cfg := config.Default()
 	cfg.Cost = cost.DefaultConfig()
 	cfg.Cost.Window = time.Hour
@@ -80,6 +72,58 @@ func TestCostRecorder(t *testing.T) {
 	rec.annotate(t.Context(), at, rep)
 	require.Equal(t, "research/nb-0 holds a GPU slice it barely uses; idle cost 10.29 USD/day (0.429 GPUs at 2.00 USD/h, 50% active)", rep.Findings[0].Summary)
 	require.Equal(t, "unchanged", rep.Findings[1].Summary)
+}
+
+// TestCostServed runs a driven server over the hand-computed hour (read
+// as an attached source is): one cycle records the cost series in the
+// embedded store, and the web UI's /cost shows the hour's total.
+func TestCostServed(t *testing.T) {
+	st := openHand(t)
+	at := time.Unix(1800003600, 0).UTC()
+	cfg := testConfig(t, t.TempDir())
+	cfg.OTLP.GRPCListen, cfg.OTLP.HTTPListen = "", ""
+	cfg.Cost.Window = time.Hour
+	cfg.Cost.Currency = "USD"
+	cfg.Cost.GPUHourly = map[string]float64{"NVIDIA A100-SXM4-80GB": 2.5, "NVIDIA H100 80GB HBM3": 4, "default": 2}
+	cfg.Cost.NodeOverrides = []cost.NodeOverride{{Match: map[string]string{"node.kubernetes.io/instance-type": "spot-h100"}, GPUHourly: 1.1}}
+	require.NoError(t, cfg.Validate())
+	s := New(Options{Config: cfg, Now: func() time.Time { return at }, Driven: true, Read: st})
+	require.NoError(t, s.Start(t.Context(), Host))
+	defer func() { require.NoError(t, s.Shutdown(context.Background())) }()
+	require.NoError(t, s.Watcher().Cycle(t.Context(), at))
+
+	q, err := s.Store().Querier(at.Add(-time.Minute).UnixMilli(), at.UnixMilli())
+	require.NoError(t, err)
+	defer q.Close()
+	ss := q.Select(t.Context(), false, nil, labels.MustNewMatcher(labels.MatchEqual, "__name__", MetricGPUCostHourly))
+	total := 0.0
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Next() != 0 {
+			_, v := it.At()
+			total += v
+		}
+	}
+	require.NoError(t, ss.Err())
+	require.InDelta(t, 13.10, total, 0.005, "the hour's cost per hour, allocated and not")
+
+	code, body := get(t, "http://"+s.Addr().String()+"/cost?by=node")
+	require.Equal(t, http.StatusOK, code)
+	require.Contains(t, body, "13.10 USD in all")
+}
+
+func openHand(t *testing.T) *fileimport.TempStore {
+	t.Helper()
+	name := filepath.Join("..", "cost", "testdata", "hand.om")
+	fh, err := os.Open(name)
+	require.NoError(t, err)
+	f, err := fileimport.Read(name, fh, fileimport.DefaultOptions(time.Now()))
+	fh.Close()
+	require.NoError(t, err)
+	st, err := fileimport.OpenTemp(t.Context(), []*fileimport.File{f}, time.Now, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	return st
 }
 
 // capture keeps what is appended to it.
