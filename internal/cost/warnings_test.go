@@ -163,3 +163,54 @@ func TestOpenCostPrices(t *testing.T) {
 	})), cost.Options{From: t0, To: t0.Add(time.Hour), Currency: "EUR"})
 	require.ErrorIs(t, err, cost.ErrNoPrices)
 }
+
+// TestTokenSources: every token counter of the catalog counts, once —
+// SGLang's counters, TGI's length histograms' sums (not their buckets),
+// OpenTelemetry GenAI's token usage by type — and a counter that restarts
+// counts from zero again.
+func TestTokenSources(t *testing.T) {
+	gpu := func(pod string) string {
+		return `DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu="0",Hostname="` + pod + `-node",modelName="X",namespace="ml",pod="` + pod + `"}`
+	}
+	path := writeOM(t, map[string]func(int) float64{
+		gpu("sg"):  func(int) float64 { return 1 },
+		gpu("tgi"): func(int) float64 { return 1 },
+		gpu("ot"):  func(int) float64 { return 1 },
+		// 60 minutes × 1,000 = 60,000 prompt tokens; 2,000 a minute
+		// generated, restarting at minute 31: 29 × 2,000 + 30 × 2,000.
+		`sglang:prompt_tokens_total{model_name="qwen",namespace="ml",pod="sg"}`: func(k int) float64 { return float64(k) * 1000 },
+		`sglang:generation_tokens_total{model_name="qwen",namespace="ml",pod="sg"}`: func(k int) float64 {
+			if k > 30 {
+				return float64(k-30) * 2000
+			}
+			return float64(k) * 2000
+		},
+		`tgi_request_input_length_sum{model_id="mistral",namespace="ml",pod="tgi"}`:                                      func(k int) float64 { return float64(k) * 500 },
+		`tgi_request_input_length_bucket{le="+Inf",model_id="mistral",namespace="ml",pod="tgi"}`:                         func(k int) float64 { return float64(k) * 7 },
+		`tgi_request_generated_tokens_sum{model_id="mistral",namespace="ml",pod="tgi"}`:                                  func(k int) float64 { return float64(k) * 250 },
+		`gen_ai_client_token_usage_sum{gen_ai_request_model="gpt-x",gen_ai_token_type="input",namespace="ml",pod="ot"}`:  func(k int) float64 { return float64(k) * 100 },
+		`gen_ai_client_token_usage_sum{gen_ai_request_model="gpt-x",gen_ai_token_type="output",namespace="ml",pod="ot"}`: func(k int) float64 { return float64(k) * 10 },
+	})
+	p, err := cost.ParsePrices("p.yaml", []byte("currency: USD\ngpu_hourly: {X: 1.0}\n"))
+	require.NoError(t, err)
+	t0 := time.Unix(1800000000, 0).UTC()
+	rep, err := cost.Compute(t.Context(), openFiles(t, path), cost.Options{From: t0, To: t0.Add(time.Hour), Prices: p, By: cost.ByModel})
+	require.NoError(t, err)
+	got := map[string]cost.Tokens{}
+	for _, r := range rep.By {
+		got[r.Entity["model"]] = r.Tokens
+	}
+	// The first sample in the range is each counter's start: 59 minutes
+	// of increase.
+	require.Equal(t, map[string]cost.Tokens{
+		"qwen":    {Prompt: 59 * 1000, Generation: 29*2000 + 30*2000},
+		"mistral": {Prompt: 59 * 500, Generation: 59 * 250},
+		"gpt-x":   {Prompt: 59 * 100, Generation: 59 * 10},
+	}, got)
+	// One GPU-hour at 1.00 for 59,000 prompt tokens: 16.95 per million.
+	for _, r := range rep.By {
+		if r.Entity["model"] == "qwen" {
+			require.InDelta(t, 1e6/59000, *r.CostPer1MTokens.Allocation.Prompt, 0.005)
+		}
+	}
+}
