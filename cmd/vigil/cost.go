@@ -67,9 +67,7 @@ Exit 0 with the figures; 2 on bad input, no prices, or no GPU in the range.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.inputs, "input", nil, "a file to read (repeatable; - is standard input)")
-	fl.StringVar(&f.prometheus, "prometheus", "", "the URL of a Prometheus-compatible API to read instead")
-	fl.StringVar(&f.server, "server", "", "the URL of a running Vigil to read instead")
+	f.sourceFlags.register(fl)
 	fl.StringVar(&f.prices, "prices", "", "the prices file (YAML: currency, gpu_hourly, node_overrides)")
 	fl.StringVar(&f.currency, "currency", "", "the currency of OpenCost's node_gpu_hourly_cost, read without --prices")
 	fl.StringVar(&f.from, "from", "", "the range's start (RFC 3339 or Unix seconds); with --to")

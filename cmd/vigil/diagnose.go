@@ -76,9 +76,7 @@ data at or before --at.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.inputs, "input", nil, "a file to read (repeatable; - is standard input)")
-	fl.StringVar(&f.prometheus, "prometheus", "", "the URL of a Prometheus-compatible API to read instead")
-	fl.StringVar(&f.server, "server", "", "the URL of a running Vigil to read instead")
+	f.sourceFlags.register(fl)
 	fl.StringVar(&f.at, "at", "", "the evaluation time (RFC 3339 or Unix seconds; default now, or the newest sample of --input)")
 	fl.DurationVar(&f.window, "window", diagnose.DefaultWindow, "how far back from --at to look")
 	fl.DurationVar(&f.step, "step", diagnose.DefaultStep, "the resolution the engine reads series at (with --input, by default the data's own interval when it is coarser, e.g. 5m aggregates)")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
 	"github.com/vigil-obs/vigil/internal/diagnose"
@@ -54,9 +55,7 @@ stderr; --json prints one object with nodes nesting GPUs and pods.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&f.inputs, "input", nil, "a file to read (repeatable; - is standard input)")
-	fl.StringVar(&f.prometheus, "prometheus", "", "the URL of a Prometheus-compatible API to read instead")
-	fl.StringVar(&f.server, "server", "", "the URL of a running Vigil to read instead")
+	f.sourceFlags.register(fl)
 	fl.StringVar(&f.at, "at", "", "the instant (RFC 3339 or Unix seconds; default now, or the newest sample of --input)")
 	fl.StringVar(&f.tenantLabel, "tenant-label", "", "a pod or namespace label naming the tenant (default: the namespace)")
 	fl.DurationVar(&f.window, "window", topology.DefaultOptions().Window, "how far before --at the latest sample of a series counts")
@@ -135,6 +134,13 @@ func applyDiagnosis(ctx context.Context, topo *topology.Topology, src topology.S
 type sourceFlags struct {
 	inputs             []string
 	prometheus, server string
+}
+
+// register adds --input, --prometheus and --server to fl.
+func (f *sourceFlags) register(fl *pflag.FlagSet) {
+	fl.StringArrayVar(&f.inputs, "input", nil, "a file to read (repeatable; - is standard input)")
+	fl.StringVar(&f.prometheus, "prometheus", "", "the URL of a Prometheus-compatible API to read instead")
+	fl.StringVar(&f.server, "server", "", "the URL of a running Vigil to read instead")
 }
 
 // openSource opens the files, the Prometheus API or the Vigil the flags

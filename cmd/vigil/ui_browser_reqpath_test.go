@@ -1,12 +1,7 @@
 package main
 
 import (
-	"context"
-	"net/url"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
@@ -23,24 +18,7 @@ import (
 func TestUIInBrowserRequestPath(t *testing.T) {
 	bin := chromium(t)
 	base := startDemo(t, "tenant_failure")
-	u, err := url.Parse(base)
-	require.NoError(t, err)
-	blog := &browserLog{host: u.Host}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin),
-		chromedp.NoSandbox, chromedp.Flag("headless", true), chromedp.Flag("disable-gpu", true))
-	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(blog.listen))
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
-	dir := screenshotDir(t)
-	shoot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(filepath.Join(dir, name), png, 0o644))
-	}
+	ctx, blog, shoot := browser(t, bin, base)
 
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(base+"/"),
 		chromedp.WaitVisible(chromedp.CSS("table.incidents")),
@@ -114,5 +92,4 @@ func TestUIInBrowserRequestPath(t *testing.T) {
 
 	bad, _ := blog.problems()
 	require.Empty(t, bad)
-	t.Logf("screenshots in %s", dir)
 }

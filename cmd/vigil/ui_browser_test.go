@@ -136,27 +136,37 @@ func screenshotDir(t *testing.T) string {
 // and chart second. No page may log an error, fail
 // a request or ask another host for anything. A screenshot of each page
 // goes to screenshotDir.
-func TestUIInBrowser(t *testing.T) {
-	bin := chromium(t)
-	base := startDemo(t)
+// browser starts headless Chromium (bin) for the UI at base, for the
+// test's length: the context to run in (90 s), the log of what its pages
+// must never do, and shoot, which saves a screenshot of the page into
+// screenshotDir (named in the test's log).
+func browser(t *testing.T, bin, base string) (ctx context.Context, blog *browserLog, shoot func(name string)) {
+	t.Helper()
 	u, err := url.Parse(base)
 	require.NoError(t, err)
-	blog := &browserLog{host: u.Host}
+	blog = &browserLog{host: u.Host}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(bin),
 		chromedp.NoSandbox, chromedp.Flag("headless", true), chromedp.Flag("disable-gpu", true))
 	actx, cancel := chromedp.NewExecAllocator(t.Context(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithListener(blog.listen))
-	defer cancel()
+	t.Cleanup(cancel)
+	ctx, cancel = chromedp.NewContext(actx, chromedp.WithListener(blog.listen))
+	t.Cleanup(cancel)
 	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	dir := screenshotDir(t)
-	shoot := func(name string) {
+	t.Cleanup(func() { t.Logf("screenshots in %s", dir) })
+	return ctx, blog, func(name string) {
 		t.Helper()
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, name), png, 0o644))
 	}
+}
+
+func TestUIInBrowser(t *testing.T) {
+	bin := chromium(t)
+	base := startDemo(t)
+	ctx, blog, shoot := browser(t, bin, base)
 
 	require.NoError(t, chromedp.Do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(base+"/"),
 		chromedp.WaitVisible(chromedp.CSS("table.incidents"))))
@@ -315,5 +325,4 @@ func TestUIInBrowser(t *testing.T) {
 	bad, reqs := blog.problems()
 	require.Empty(t, bad)
 	require.Greater(t, reqs, 3, "the listener saw the pages' requests")
-	t.Logf("screenshots in %s", dir)
 }

@@ -28,22 +28,32 @@ func (h *Handler) APIs() map[string]http.Handler {
 // window: the last hour by default).
 func (h *Handler) questionAPI(build func(ctx context.Context, w timeRange) (any, error)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet {
-			envelope.WriteError(w, http.StatusMethodNotAllowed, "bad_data", errors.New("only GET"))
+		win, ok := h.apiWindow(w, r)
+		if !ok {
 			return
 		}
-		now := h.opts.Now()
-		q := r.URL.Query()
-		rng, err := parseRange(q.Get("from"), q.Get("to"), now)
-		if err != nil {
-			envelope.WriteError(w, http.StatusBadRequest, "bad_data", err)
-			return
-		}
-		v, err := build(r.Context(), questionWindow(rng, now))
+		v, err := build(r.Context(), win)
 		if err != nil {
 			envelope.WriteError(w, http.StatusInternalServerError, "execution", fmt.Errorf("%s: %w", r.URL.Path, err))
 			return
 		}
 		envelope.WriteData(w, v)
 	})
+}
+
+// apiWindow is the window of a page's JSON: a GET's ?from=&to= (the last
+// hour by default). A request that is no GET, or a bad range, is answered
+// here, and ok is false.
+func (h *Handler) apiWindow(w http.ResponseWriter, r *http.Request) (win timeRange, ok bool) {
+	if r.Method != http.MethodGet {
+		envelope.WriteError(w, http.StatusMethodNotAllowed, "bad_data", errors.New("only GET"))
+		return timeRange{}, false
+	}
+	now := h.opts.Now()
+	rng, err := parseRange(r.URL.Query().Get("from"), r.URL.Query().Get("to"), now)
+	if err != nil {
+		envelope.WriteError(w, http.StatusBadRequest, "bad_data", err)
+		return timeRange{}, false
+	}
+	return questionWindow(rng, now), true
 }

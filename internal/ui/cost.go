@@ -153,18 +153,11 @@ func costEntity(e map[string]string) string {
 // no GPU in the window.
 func (h *Handler) CostAPI() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet {
-			envelope.WriteError(w, http.StatusMethodNotAllowed, "bad_data", errors.New("only GET"))
+		win, ok := h.apiWindow(w, r)
+		if !ok {
 			return
 		}
-		now := h.opts.Now()
-		q := r.URL.Query()
-		rng, err := parseRange(q.Get("from"), q.Get("to"), now)
-		if err != nil {
-			envelope.WriteError(w, http.StatusBadRequest, "bad_data", err)
-			return
-		}
-		by := q.Get("by")
+		by := r.URL.Query().Get("by")
 		if by == "" {
 			by = cost.ByNamespace
 		}
@@ -172,7 +165,7 @@ func (h *Handler) CostAPI() http.Handler {
 			envelope.WriteError(w, http.StatusBadRequest, "bad_data", fmt.Errorf("by must be one of %s, got %q", strings.Join(cost.Groupings(), ", "), by))
 			return
 		}
-		rep, err := h.costReport(r.Context(), questionWindow(rng, now), by)
+		rep, err := h.costReport(r.Context(), win, by)
 		switch {
 		case errors.Is(err, cost.ErrNoPrices):
 			envelope.WriteError(w, http.StatusBadRequest, "bad_data", fmt.Errorf("%w: set vigil.yaml's cost section", err))
