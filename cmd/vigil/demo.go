@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/eval"
 	"github.com/vigil-obs/vigil/internal/incident"
+	"github.com/vigil-obs/vigil/internal/cost"
 	"github.com/vigil-obs/vigil/internal/server"
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/sim/microsvc"
@@ -249,6 +250,10 @@ func openDemo(ctx context.Context, e *env, f demoFlags, start time.Time, onChang
 	cfg := server.SimulatedConfig(d.dir)
 	cfg.Web.Listen = f.listen
 	cfg.Evaluation.Interval = model.Duration(demoEvery)
+	// Illustrative prices, so that the cost page and series have figures:
+	// AWS's on-demand list price of a p4de.24xlarge (8 A100 80GB,
+	// us-east-1, $40.97 an hour) per GPU. A real cluster states its own.
+	cfg.Cost.Prices = cost.Prices{Currency: "USD", GPUHourly: map[string]float64{"NVIDIA A100-SXM4-80GB": 5.12, cost.DefaultKey: 5.12}}
 	if f.alertmanager != "" {
 		cfg.Alerting.Alertmanagers = []string{f.alertmanager}
 		if err := cfg.Alerting.Validate(); err != nil {
