@@ -14,10 +14,10 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-obs/vigil/internal/cost"
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/eval"
 	"github.com/vigil-obs/vigil/internal/incident"
-	"github.com/vigil-obs/vigil/internal/cost"
 	"github.com/vigil-obs/vigil/internal/server"
 	"github.com/vigil-obs/vigil/internal/sim"
 	"github.com/vigil-obs/vigil/internal/sim/microsvc"
