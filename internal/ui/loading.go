@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,14 +79,14 @@ func withBudget(ctx context.Context, until time.Time, reuse bool) (context.Conte
 // bounded by timeout. Under a page's budget, a run that has not answered
 // by its end is errLoading; without one, do waits for it (or for ctx).
 func (l *loads) do(ctx context.Context, key string, timeout time.Duration, run func(context.Context) (any, error)) (any, error) {
-	return l.wait(ctx, l.get(ctx, key, timeout, run))
+	return l.wait(ctx, l.get(ctx, key, timeout, true, run))
 }
 
 // take is do for an answer that is used once: a page's data, whose
 // charts may have been loading when it was built. The answer is dropped
 // when it is returned; one still running is left for the reload.
 func (l *loads) take(ctx context.Context, key string, timeout time.Duration, run func(context.Context) (any, error)) (any, error) {
-	v, err := l.wait(ctx, l.get(ctx, key, timeout, run))
+	v, err := l.wait(ctx, l.get(ctx, key, timeout, false, run))
 	if !errors.Is(err, errLoading) {
 		l.mu.Lock()
 		delete(l.m, key)
@@ -116,8 +117,10 @@ func (l *loads) wait(ctx context.Context, e *load) (any, error) {
 
 // get returns key's load, starting run for it when there is none. A run
 // in progress is joined; a kept answer is taken only by a reload (a
-// budget that may reuse), so that a page asked anew reads anew.
-func (l *loads) get(ctx context.Context, key string, timeout time.Duration, run func(context.Context) (any, error)) *load {
+// budget that may reuse), so that a page asked anew reads anew. A query's
+// run takes one of the query slots (slot); a page's, whose queries take
+// theirs, does not.
+func (l *loads) get(ctx context.Context, key string, timeout time.Duration, slot bool, run func(context.Context) (any, error)) *load {
 	b, _ := ctx.Value(budgetKey{}).(*budget)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -137,11 +140,24 @@ func (l *loads) get(ctx context.Context, key string, timeout time.Duration, run 
 	l.m[key] = e
 	bctx := context.WithoutCancel(ctx)
 	go func() {
-		l.bg <- struct{}{}
-		defer func() { <-l.bg }()
+		// The wait for a slot counts against the run's timeout, so a
+		// burst of pages cannot queue runs for longer than that.
 		qctx, cancel := context.WithTimeout(bctx, timeout)
 		defer cancel()
-		val, err := run(qctx)
+		var val any
+		var err error
+		switch {
+		case !slot:
+			val, err = run(qctx)
+		default:
+			select {
+			case l.bg <- struct{}{}:
+				val, err = run(qctx)
+				<-l.bg
+			case <-qctx.Done():
+				err = fmt.Errorf("waited %s for one of the UI's %d query slots", timeout, cap(l.bg))
+			}
+		}
 		l.mu.Lock()
 		e.val, e.err, e.at = val, err, l.now()
 		l.mu.Unlock()

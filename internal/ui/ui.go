@@ -236,10 +236,11 @@ func (h *Handler) pageData(ctx context.Context, p page, req *request) (any, erro
 	until := time.Now().Add(h.opts.RenderBudget)
 	key := "page\x00" + req.http.URL.Path + "\x00" + pageState(req) + "\x00" + strconv.FormatInt(req.now.UnixMilli(), 10)
 	ctx, _ = withBudget(ctx, until.Add(h.opts.RenderBudget/2), req.pinned)
+	// The run may outlive this request: it works on copies.
+	clone, view := *req, *req.view
+	clone.view = &view
 	v, err := h.loads.take(ctx, key, 2*h.opts.QueryTimeout, func(ctx context.Context) (any, error) {
-		ctx, b := withBudget(ctx, until, req.pinned)
-		clone, view := *req, *req.view
-		clone.view = &view
+		ctx, b := withBudget(ctx, until, clone.pinned)
 		data, err := p.data(ctx, &clone)
 		return pageResult{data: data, title: view.Title, pending: int(b.pending.Load())}, err
 	})
