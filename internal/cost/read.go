@@ -2,7 +2,6 @@ package cost
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -14,9 +13,9 @@ import (
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
-	"github.com/prometheus/prometheus/util/annotations"
 
 	"github.com/vigil-obs/vigil/internal/catalog"
+	"github.com/vigil-obs/vigil/internal/topology"
 )
 
 // Source is what Compute reads: a queryable store and its PromQL engine
@@ -69,31 +68,13 @@ func eachSeries(ctx context.Context, src Source, mint, maxt int64, metric string
 }
 
 // instant runs qs at at with selectors looking back over lookback and calls
-// fn for each sample of the vector.
+// fn for each sample of the vector; a warning of the store is an error.
 func instant(ctx context.Context, src Source, qs string, at time.Time, lookback time.Duration, fn func(lset labels.Labels, v float64)) error {
-	opts := promql.NewPrometheusQueryOpts(false, lookback, nil)
-	q, err := src.Engine().NewInstantQuery(ctx, src, opts, qs, at)
-	if err != nil {
-		return fmt.Errorf("query %s: %w", qs, err)
+	warns, err := topology.EachSample(ctx, src, qs, at, lookback, fn)
+	if err == nil && len(warns) > 0 {
+		err = fmt.Errorf("query %s: %w", qs, warns[0])
 	}
-	defer q.Close()
-	res := q.Exec(ctx)
-	if res.Err != nil {
-		return fmt.Errorf("query %s: %w", qs, res.Err)
-	}
-	vec, err := res.Vector()
-	if err != nil {
-		return fmt.Errorf("query %s: %w", qs, err)
-	}
-	for _, s := range vec {
-		fn(s.Metric, s.F)
-	}
-	for _, w := range res.Warnings {
-		if !errors.Is(w, annotations.PromQLInfo) {
-			return fmt.Errorf("query %s: %w", qs, w)
-		}
-	}
-	return nil
+	return err
 }
 
 // metricNames lists the metric names with a sample in (mint, maxt].

@@ -136,27 +136,39 @@ func (b *builder) each(ctx context.Context, qs string, fn func(lset labels.Label
 // selector with a lookback reads the latest sample before b.at as
 // last_over_time does, without building a range of samples per series.
 func (b *builder) eachBack(ctx context.Context, qs string, lookback time.Duration, fn func(lset labels.Labels, v float64)) error {
+	warns, err := EachSample(ctx, b.src, qs, b.at, lookback, fn)
+	for _, w := range warns {
+		b.warn.add("the store warned: "+w.Error(), "")
+	}
+	return err
+}
+
+// EachSample evaluates qs at at, its selectors looking back over lookback,
+// calls fn with each sample of the vector, and returns the store's
+// warnings (PromQL's informational notes left out).
+func EachSample(ctx context.Context, src Source, qs string, at time.Time, lookback time.Duration, fn func(lset labels.Labels, v float64)) ([]error, error) {
 	opts := promql.NewPrometheusQueryOpts(false, lookback, nil)
-	q, err := b.src.Engine().NewInstantQuery(ctx, b.src, opts, qs, b.at)
+	q, err := src.Engine().NewInstantQuery(ctx, src, opts, qs, at)
 	if err != nil {
-		return fmt.Errorf("query %s: %w", qs, err)
+		return nil, fmt.Errorf("query %s: %w", qs, err)
 	}
 	defer q.Close()
 	res := q.Exec(ctx)
 	if res.Err != nil {
-		return fmt.Errorf("query %s: %w", qs, res.Err)
+		return nil, fmt.Errorf("query %s: %w", qs, res.Err)
 	}
 	vec, err := res.Vector()
 	if err != nil {
-		return fmt.Errorf("query %s: %w", qs, err)
+		return nil, fmt.Errorf("query %s: %w", qs, err)
 	}
 	for _, s := range vec {
 		fn(s.Metric, s.F)
 	}
+	var warns []error
 	for _, w := range res.Warnings {
 		if !errors.Is(w, annotations.PromQLInfo) {
-			b.warn.add("the store warned: "+w.Error(), "")
+			warns = append(warns, w)
 		}
 	}
-	return nil
+	return warns, nil
 }
