@@ -4,8 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -16,8 +14,8 @@ import (
 
 	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/cost"
+	"github.com/vigil-obs/vigil/internal/cost/costtest"
 	"github.com/vigil-obs/vigil/internal/diagnose"
-	"github.com/vigil-obs/vigil/internal/ingest/fileimport"
 )
 
 // TestCostRecorder records internal/cost's hand-computed hour (its
@@ -25,7 +23,7 @@ import (
 // gpu_idle finding on research/nb-0 gets its cost per day: 3/7 of a GPU
 // at 2.00 an hour, 50% active, is 3/7 × 2 × 0.5 × 24 = 10.29 a day.
 func TestCostRecorder(t *testing.T) {
-	st := openHand(t)
+	st := costtest.HandStore(t)
 	cfg := config.Default()
 	cfg.Cost = cost.DefaultConfig()
 	cfg.Cost.Window = time.Hour
@@ -78,7 +76,7 @@ func TestCostRecorder(t *testing.T) {
 // as an attached source is): one cycle records the cost series in the
 // embedded store, and the web UI's /cost shows the hour's total.
 func TestCostServed(t *testing.T) {
-	st := openHand(t)
+	st := costtest.HandStore(t)
 	at := time.Unix(1800003600, 0).UTC()
 	cfg := testConfig(t, t.TempDir())
 	cfg.OTLP.GRPCListen, cfg.OTLP.HTTPListen = "", ""
@@ -110,20 +108,6 @@ func TestCostServed(t *testing.T) {
 	code, body := get(t, "http://"+s.Addr().String()+"/cost?by=node")
 	require.Equal(t, http.StatusOK, code)
 	require.Contains(t, body, "13.10 USD in all")
-}
-
-func openHand(t *testing.T) *fileimport.TempStore {
-	t.Helper()
-	name := filepath.Join("..", "cost", "testdata", "hand.om")
-	fh, err := os.Open(name)
-	require.NoError(t, err)
-	f, err := fileimport.Read(name, fh, fileimport.DefaultOptions(time.Now()))
-	fh.Close()
-	require.NoError(t, err)
-	st, err := fileimport.OpenTemp(t.Context(), []*fileimport.File{f}, time.Now, slog.New(slog.DiscardHandler))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
-	return st
 }
 
 // capture keeps what is appended to it.

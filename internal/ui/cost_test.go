@@ -2,18 +2,15 @@ package ui_test
 
 import (
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/vigil-obs/vigil/internal/cost"
-	"github.com/vigil-obs/vigil/internal/ingest/fileimport"
+	"github.com/vigil-obs/vigil/internal/cost/costtest"
 	"github.com/vigil-obs/vigil/internal/ui"
 )
 
@@ -21,15 +18,7 @@ import (
 // (its cost_test.go gives the figures), its clock at the hour's end.
 func newCostServer(t *testing.T, prices *cost.Prices) (*ui.Handler, *httptest.Server) {
 	t.Helper()
-	name := filepath.Join("..", "cost", "testdata", "hand.om")
-	fh, err := os.Open(name)
-	require.NoError(t, err)
-	f, err := fileimport.Read(name, fh, fileimport.DefaultOptions(time.Now()))
-	fh.Close()
-	require.NoError(t, err)
-	st, err := fileimport.OpenTemp(t.Context(), []*fileimport.File{f}, time.Now, slog.New(slog.DiscardHandler))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	st := costtest.HandStore(t)
 	end := time.Unix(1800003600, 0).UTC()
 	h, err := ui.New(ui.Options{Store: st, Now: func() time.Time { return end }, Prices: prices})
 	require.NoError(t, err)
