@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/logsignals"
 	"github.com/vigil-obs/vigil/internal/redact"
 	"github.com/vigil-obs/vigil/internal/spanmetrics"
+	"github.com/vigil-obs/vigil/internal/tenant"
 	"github.com/vigil-obs/vigil/internal/traces"
 )
 
@@ -68,6 +69,10 @@ type Config struct {
 	// reads OpenCost's node_gpu_hourly_cost): with prices, every
 	// evaluation cycle records what the GPUs cost.
 	Cost cost.Config `yaml:"cost"`
+	// Tenancy makes every request name its tenant (X-Scope-OrgID or an
+	// identity mapped to one), stamps what it writes and restricts what it
+	// reads (internal/tenant).
+	Tenancy tenant.Config `yaml:"tenancy"`
 	// Scrape holds the Prometheus sections of the file (global,
 	// scrape_configs, scrape_config_files), read by Prometheus's own
 	// loader; nil when the file has none.
@@ -296,6 +301,7 @@ func Default() Config {
 		Redaction:   redact.Default(),
 		Source:      DefaultSource(),
 		Cost:        cost.DefaultConfig(),
+		Tenancy:     tenant.DefaultConfig(),
 	}
 }
 
@@ -404,6 +410,9 @@ func (c *Config) Validate() error {
 			return fieldErr("redaction."+fe.Field, "%s", fe.Msg)
 		}
 		return fieldErr("redaction", "%v", err)
+	}
+	if err := c.Tenancy.Validate(); err != nil {
+		return fieldErr("tenancy", "%v", err)
 	}
 	if err := c.Cost.Validate(); err != nil {
 		var fe *cost.FieldError
