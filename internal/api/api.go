@@ -31,6 +31,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/admission"
 	"github.com/vigil-obs/vigil/internal/buildinfo"
 	"github.com/vigil-obs/vigil/internal/store"
+	"github.com/vigil-obs/vigil/internal/tenant"
 )
 
 // Options configure the HTTP API.
@@ -77,6 +78,12 @@ type Options struct {
 	// QueryGate shares the query slots of the HTTP API between clients;
 	// nil: the store's engine alone bounds them.
 	QueryGate *admission.FairGate
+	// Tenancy restricts every read of the store to the tenants of the
+	// request's context (tenant.Reads): Wrap must then resolve them.
+	Tenancy bool
+	// Wrap, if set, wraps the whole handler (tenancy's resolution of who a
+	// request is from).
+	Wrap func(http.Handler) http.Handler
 	// Extra handlers mounted by path (e.g. the trace and log API).
 	Extra map[string]http.Handler
 	// UI, when set, is the web UI: every path no other handler takes
@@ -127,6 +134,8 @@ type Targets interface {
 // answer 503.
 type Handler struct {
 	mux   *http.ServeMux
+	// serve is mux, wrapped by Options.Wrap.
+	serve http.Handler
 	ready atomic.Bool
 	start time.Time
 }
@@ -163,11 +172,19 @@ func New(opts Options) (*Handler, error) {
 		cors = anyOrigin
 	}
 	rr := opts.RemoteRead.withDefaults()
+	var (
+		queryable storage.SampleAndChunkQueryable = chunkQueryable{opts.Store}
+		exemplars                                 = exemplarQueryable(opts.Store)
+	)
+	if opts.Tenancy {
+		queryable = tenantQueryable{tenant.Reads{Q: queryable}, tenant.ChunkReads{Q: queryable}}
+		exemplars = tenant.ExemplarReads{Q: exemplars}
+	}
 	v1 := apiv1.NewAPI(
 		opts.Store.Engine(),
-		chunkQueryable{opts.Store},
+		queryable,
 		nil,
-		exemplarQueryable(opts.Store),
+		exemplars,
 		func(context.Context) apiv1.ScrapePoolsRetriever { return targets },
 		func(context.Context) apiv1.TargetRetriever { return targets },
 		func(context.Context) apiv1.AlertmanagerRetriever { return ams },
@@ -239,6 +256,10 @@ func New(opts Options) (*Handler, error) {
 		}
 		_, _ = w.Write([]byte("Vigil is Ready.\n"))
 	})
+	h.serve = h.mux
+	if opts.Wrap != nil {
+		h.serve = opts.Wrap(h.mux)
+	}
 	return h, nil
 }
 
@@ -249,7 +270,7 @@ func IsProbe(path string) bool { return path == "/-/healthy" || path == "/-/read
 func (h *Handler) SetReady(v bool) { h.ready.Store(v) }
 
 // ServeHTTP implements http.Handler.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.serve.ServeHTTP(w, r) }
 
 // withCORS gives Vigil's own API handlers the CORS headers the
 // Prometheus API sets on its own (httputil.SetCORS), and answers a
@@ -300,6 +321,12 @@ func (c chunkQueryable) ChunkQuerier(mint, maxt int64) (storage.ChunkQuerier, er
 		return cq.ChunkQuerier(mint, maxt)
 	}
 	return nil, errors.New("this store serves no chunks")
+}
+
+// tenantQueryable restricts both kinds of reads to the request's tenants.
+type tenantQueryable struct {
+	tenant.Reads
+	tenant.ChunkReads
 }
 
 func exemplarQueryable(s store.Store) storage.ExemplarQueryable {

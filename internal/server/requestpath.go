@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/prometheus/storage"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/pmetric"
@@ -23,6 +24,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/logsignals"
 	"github.com/vigil-obs/vigil/internal/redact"
 	"github.com/vigil-obs/vigil/internal/spanmetrics"
+	"github.com/vigil-obs/vigil/internal/tenant"
 	"github.com/vigil-obs/vigil/internal/traces"
 )
 
@@ -84,7 +86,11 @@ func (s *Server) startRequestPath(ctx context.Context, host component.Host, budg
 	}
 	rp.tracesIn = redactedTraces{s.red, bothTraces{rp.traces, rp.spans, rp.logsig, rp.fwd}}
 	rp.logsIn = redactedLogs{s.red, bothLogs{rp.traces, rp.logsig, rp.fwd}}
-	rp.metricsIn = redactedMetrics{s.red, otlp.NewMetricsAppender(s.st, s.now, logger.With("component", "otlp-metrics"))}
+	var metrics storage.AppendableV2 = s.st
+	if s.tenancy.Enabled() {
+		metrics = tenant.Writes{A: s.st}
+	}
+	rp.metricsIn = redactedMetrics{s.red, otlp.NewMetricsAppender(metrics, s.now, logger.With("component", "otlp-metrics"))}
 	s.rp = rp
 	return nil
 }
@@ -96,6 +102,10 @@ func (s *Server) startOTLP(ctx context.Context, host component.Host, budget inge
 		return nil
 	}
 	cfg, logger := s.cfg, s.logger
+	tlsCfg, auth, err := otlpSecurity(cfg.OTLP)
+	if err != nil {
+		return err
+	}
 	gl, err := otlpListen("OTLP/gRPC", cfg.OTLP.GRPCListen, s.opts.OTLPExplicit.GRPC, logger)
 	if err != nil {
 		return err
@@ -117,6 +127,8 @@ func (s *Server) startOTLP(ctx context.Context, host component.Host, budget inge
 		MaxInFlight:     cfg.OTLP.MaxInFlight,
 		Budget:          budget.budget,
 		Gate:            budget.gate,
+		TLS:             tlsCfg,
+		Auth:            auth,
 		Logger:          logger.With("component", "otlp"),
 		Registerer:      s.reg,
 	})
@@ -127,6 +139,9 @@ func (s *Server) startOTLP(ctx context.Context, host component.Host, budget inge
 			}
 		}
 		return err
+	}
+	for what, l := range map[string]net.Listener{"OTLP/gRPC": gl, "OTLP/HTTP": hl} {
+		warnOpen(logger, what, l, cfg.OTLP.OTLPAuthenticates(), "otlp.auth in docs/security.md")
 	}
 	return s.add(ctx, host, "OTLP receiver", &receiver{r: recv, fatal: s.reportFatal, stop: make(chan struct{})})
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/ingest/self"
 	"github.com/vigil-obs/vigil/internal/redact"
 	"github.com/vigil-obs/vigil/internal/store"
+	"github.com/vigil-obs/vigil/internal/tenant"
 	"github.com/vigil-obs/vigil/internal/ui"
 	"github.com/vigil-obs/vigil/internal/watch"
 )
@@ -119,6 +120,11 @@ type Server struct {
 	// metadata.
 	scraping atomic.Pointer[scrape.Scraper]
 	addr     net.Addr
+	// tenancy resolves the tenant of each request (off: Enabled false).
+	tenancy *tenant.Resolver
+	// basicAuth says the web config file checks basic-auth users, so a
+	// request's user is an identity tenancy may map.
+	basicAuth bool
 }
 
 // part is one started component and what the log calls it.
@@ -235,9 +241,20 @@ func (s *Server) start(ctx context.Context, host component.Host) error {
 		return UsageError{fmt.Errorf("redaction: %w", err)}
 	}
 	s.red = red
+	s.tenancy = tenant.NewResolver(cfg.Tenancy)
 	// Vigil's own logs go through redaction too.
 	logger := slog.New(redact.NewHandler(s.opts.Logger.Handler(), red))
 	s.logger = logger
+	// The listeners' security is checked before anything opens.
+	var webSec config.WebSecurity
+	if !s.opts.Headless {
+		if webSec, err = config.LoadWebConfig(cfg.Web.ConfigFile); err != nil {
+			return UsageError{err}
+		}
+		if _, _, err := otlpSecurity(cfg.OTLP); err != nil {
+			return err
+		}
+	}
 	budget, err := memoryBudget(cfg, s.opts.SetMemoryLimit, logger, s.reg)
 	if err != nil {
 		return err
@@ -282,15 +299,19 @@ func (s *Server) start(ctx context.Context, host component.Host) error {
 		// Label values are redacted on every metric path, as OTLP's are,
 		// unless redaction.unredacted_paths names it.
 		if rw, err = remotewrite.New(remotewrite.Options{
-			Appendable: s.appendable(redact.PathRemoteWrite), Series: st, Limits: cfg.Limits, Budget: budget.budget, Gate: budget.gate, Now: s.now,
+			Appendable: s.appendable(redact.PathRemoteWrite), Series: s.activeSeries(), Limits: cfg.Limits, Budget: budget.budget, Gate: budget.gate, Now: s.now,
 			Logger: logger.With("component", "remote-write"), Registerer: s.reg,
 		}); err != nil {
 			return err
 		}
-		if pushed, err = push.New(push.Options{
+		po := push.Options{
 			Appendable: s.appendable(redact.PathPush), Budget: budget.budget, Gate: budget.gate, Now: s.now,
 			Logger: logger.With("component", "push"), Registerer: s.reg,
-		}); err != nil {
+		}
+		if s.tenancy.Enabled() {
+			po.Tenant = tenant.WriteID
+		}
+		if pushed, err = push.New(po); err != nil {
 			return err
 		}
 		if err := s.run(ctx, host, "push", pushed.Run); err != nil {
@@ -298,7 +319,7 @@ func (s *Server) start(ctx context.Context, host component.Host) error {
 		}
 	}
 	if cfg.Scrape != nil {
-		if s.scraper, err = scrape.New(cfg.Scrape, s.appendable(redact.PathScrape), logger, s.reg); err != nil {
+		if s.scraper, err = scrape.NewWith(cfg.Scrape, s.appendable(redact.PathScrape), scrape.Options{PassTarget: s.tenancy.Enabled()}, logger, s.reg); err != nil {
 			return err
 		}
 		sc := s.scraper
@@ -323,6 +344,7 @@ func (s *Server) start(ctx context.Context, host component.Host) error {
 			return fmt.Errorf("listen on %s: %w", cfg.Web.Listen, err)
 		}
 		s.addr = ln.Addr()
+		warnOpen(logger, "HTTP", ln, webSec.Authenticates(), "")
 		s.onShutdown("listener", func(context.Context) error {
 			if err := ln.Close(); err != nil && !errors.Is(err, net.ErrClosed) {
 				return err
@@ -361,10 +383,24 @@ func (s *Server) start(ctx context.Context, host component.Host) error {
 }
 
 // appendable is the store behind a metric path: label values are
-// redacted unless redaction.unredacted_paths names the path.
+// redacted unless redaction.unredacted_paths names the path, and under
+// tenancy every series is stamped with its tenant (a push group's key
+// carries its tenant itself, as its refreshes have no request).
 func (s *Server) appendable(path string) storage.AppendableV2 {
+	var a storage.AppendableV2 = s.st
 	if s.cfg.Redaction.Redacts(path) {
-		return s.red.Appendable(s.st)
+		a = s.red.Appendable(s.st)
+	}
+	if s.tenancy.Enabled() && path != redact.PathPush {
+		a = s.tenantWrites(a, path)
+	}
+	return a
+}
+
+// activeSeries is what remote write's active-series limit asks.
+func (s *Server) activeSeries() remotewrite.ActiveSeries {
+	if s.tenancy.Enabled() {
+		return tenantSeries{s.st}
 	}
 	return s.st
 }
@@ -390,6 +426,10 @@ func (s *Server) newAPI(ln net.Listener, rw *remotewrite.Handler, pushed *push.H
 		LookbackDelta: time.Duration(cfg.Query.LookbackDelta), QueryTimeout: time.Duration(cfg.Query.Timeout),
 		Flags: map[string]string{"storage.tsdb.path": cfg.Storage.DataDir, "storage.tsdb.retention.time": cfg.Storage.Retention.String(), "web.listen-address": cfg.Web.Listen},
 		Write: rw, Push: pushed, Extra: s.rp.handlers(s.logger),
+	}
+	if s.tenancy.Enabled() {
+		opts.Tenancy = true
+		opts.Wrap = func(h http.Handler) http.Handler { return s.tenancy.Middleware(h, needOf, s.identify) }
 	}
 	if s.scraper != nil {
 		opts.Targets = s.scraper.Manager()

@@ -10,6 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/prometheus/common/model"
+
+	"github.com/vigil-obs/vigil/internal/tenant"
 )
 
 // PathPrefix and Base64PathPrefix are where the endpoint is mounted, as
@@ -36,6 +38,18 @@ func (k groupingKey) id() string {
 		b.WriteByte(0xff)
 	}
 	return b.String()
+}
+
+// withTenant is k owned by tenant id: any tenant label the path named is
+// replaced.
+func (k groupingKey) withTenant(id string) groupingKey {
+	out := make(groupingKey, 0, len(k)+1)
+	for _, p := range k {
+		if p.name != tenant.Label {
+			out = append(out, p)
+		}
+	}
+	return append(out, labelPair{tenant.Label, id})
 }
 
 // parsePath reads the grouping key from an escaped request path such as

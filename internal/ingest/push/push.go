@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/prometheus/storage"
 
 	"github.com/vigil-obs/vigil/internal/admission"
+	"github.com/vigil-obs/vigil/internal/tenant"
 )
 
 // Defaults of Options.
@@ -48,6 +49,11 @@ type Options struct {
 	// Gate shares the ingest slots between clients, with remote write
 	// and OTLP; nil: no gate.
 	Gate *admission.FairGate
+	// Tenant, if set, is the tenant of a request's context: a group
+	// belongs to it (its key holds tenant.Label, which every series of
+	// the group carries), so a tenant replaces or deletes its own groups
+	// only. A request with no tenant is refused. nil: no tenancy.
+	Tenant func(context.Context) (string, bool)
 	// Now is the clock (default time.Now).
 	Now        func() time.Time
 	Logger     *slog.Logger
@@ -143,6 +149,13 @@ func (h *Handler) serve(r *http.Request) (int, string) {
 	key, err := parsePath(r.URL.EscapedPath())
 	if err != nil {
 		return http.StatusBadRequest, err.Error()
+	}
+	if h.opts.Tenant != nil {
+		id, ok := h.opts.Tenant(r.Context())
+		if !ok {
+			return http.StatusUnauthorized, tenant.ErrNoTenant.Error()
+		}
+		key = key.withTenant(id)
 	}
 	if r.Method == http.MethodDelete {
 		if err := h.delete(r.Context(), key); err != nil {

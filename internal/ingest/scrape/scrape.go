@@ -7,8 +7,10 @@ import (
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
 	promconfig "github.com/prometheus/prometheus/config"
 	"github.com/prometheus/prometheus/discovery"
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/scrape"
 	"github.com/prometheus/prometheus/storage"
 
@@ -28,6 +30,34 @@ type Scraper struct {
 // New builds the discovery and scrape managers for cfg; samples go to app.
 // Nothing runs until Run.
 func New(cfg *promconfig.Config, app storage.AppendableV2, logger *slog.Logger, reg prometheus.Registerer) (*Scraper, error) {
+	return NewWith(cfg, app, Options{}, logger, reg)
+}
+
+// Options are the scraper's settings beyond the configuration.
+type Options struct {
+	// PassTarget gives each appender a context holding its target, which
+	// TargetJob reads (tenancy assigns a scrape job's series to a tenant).
+	PassTarget bool
+}
+
+// TargetJob is the job label of the target an appender's context holds
+// (with Options.PassTarget).
+func TargetJob(ctx context.Context) (string, bool) {
+	t, ok := scrape.TargetFromContext(ctx)
+	if !ok || t == nil {
+		return "", false
+	}
+	var job string
+	t.LabelsRange(func(l labels.Label) {
+		if l.Name == model.JobLabel {
+			job = l.Value
+		}
+	})
+	return job, true
+}
+
+// NewWith is New with opts.
+func NewWith(cfg *promconfig.Config, app storage.AppendableV2, opts Options, logger *slog.Logger, reg prometheus.Registerer) (*Scraper, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -44,7 +74,7 @@ func New(cfg *promconfig.Config, app storage.AppendableV2, logger *slog.Logger, 
 		cancel()
 		return nil, errors.New("create discovery manager")
 	}
-	sm, err := scrape.NewManager(&scrape.Options{}, logger.With("component", "scrape"), nil, nil, app, reg)
+	sm, err := scrape.NewManager(&scrape.Options{PassMetadataInContext: opts.PassTarget}, logger.With("component", "scrape"), nil, nil, app, reg)
 	if err != nil {
 		cancel()
 		return nil, fmt.Errorf("create scrape manager: %w", err)

@@ -1,0 +1,225 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gogo/protobuf/proto"
+	"github.com/golang/snappy"
+	"github.com/prometheus/prometheus/prompb"
+	"github.com/stretchr/testify/require"
+
+	"github.com/vigil-obs/vigil/internal/tenant"
+)
+
+// marker is what only tenant id's data holds: a cross-tenant read is a
+// response to one tenant that holds the other's marker.
+func marker(id string) string { return "tenant_" + id + "_marker" }
+
+// remoteWrite sends one sample of each series to base as tenant id (no
+// header when id is empty) and returns the status.
+func remoteWrite(t *testing.T, base, id string, at time.Time, series ...[]string) int {
+	t.Helper()
+	req := &prompb.WriteRequest{}
+	for _, s := range series {
+		var ls []prompb.Label
+		for i := 0; i < len(s); i += 2 {
+			ls = append(ls, prompb.Label{Name: s[i], Value: s[i+1]})
+		}
+		req.Timeseries = append(req.Timeseries, prompb.TimeSeries{Labels: ls, Samples: []prompb.Sample{{Value: 1, Timestamp: at.UnixMilli()}}})
+	}
+	raw, err := proto.Marshal(req)
+	require.NoError(t, err)
+	hr, err := http.NewRequest(http.MethodPost, base+"/api/v1/write", bytes.NewReader(snappy.Encode(nil, raw)))
+	require.NoError(t, err)
+	hr.Header.Set("Content-Encoding", "snappy")
+	hr.Header.Set("Content-Type", "application/x-protobuf")
+	hr.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+	if id != "" {
+		hr.Header.Set(tenant.Header, id)
+	}
+	return do(t, hr).code
+}
+
+type answer struct {
+	code int
+	body string
+}
+
+func do(t *testing.T, r *http.Request) answer {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(r)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return answer{resp.StatusCode, string(b)}
+}
+
+func send(t *testing.T, method, u, id, contentType string, body io.Reader) answer {
+	t.Helper()
+	r, err := http.NewRequest(method, u, body)
+	require.NoError(t, err)
+	if contentType != "" {
+		r.Header.Set("Content-Type", contentType)
+	}
+	if id != "" {
+		r.Header.Set(tenant.Header, id)
+	}
+	return do(t, r)
+}
+
+// TestTenancyIsolation is the isolation matrix over the metric paths:
+// tenants a and b write the same names through remote write and push,
+// then every read endpoint is asked, with every method and both places
+// of its parameters, as a, as b, with no tenant, and with matchers that
+// try to reach the other tenant; no answer may hold the other tenant's
+// data.
+func TestTenancyIsolation(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Evaluation.Enabled = false
+	cfg.Tenancy.Enabled = true
+	require.NoError(t, cfg.Validate())
+	s := New(Options{Config: cfg})
+	require.NoError(t, s.Start(t.Context(), Host))
+	defer func() { require.NoError(t, s.Shutdown(t.Context())) }()
+	base := "http://" + s.Addr().String()
+	now := time.Now()
+
+	tenants := []string{"a", "b"}
+	for _, id := range tenants {
+		code := remoteWrite(t, base, id, now,
+			[]string{"__name__", "shared_metric", "owner", marker(id)},
+			[]string{"__name__", "only_" + id + "_marker", "job", "j"},
+			// A forged tenant label: stored under the writer's own tenant.
+			[]string{"__name__", "forged_metric", "owner", marker(id), tenant.Label, "other"},
+			// Vigil's own up, which a tenant must not overwrite.
+			[]string{"__name__", "up", "job", "vigil", "owner", marker(id)},
+		)
+		require.Equal(t, http.StatusNoContent, code, "remote write as %s", id)
+		a := send(t, http.MethodPut, base+"/metrics/job/pushed", id, "text/plain; version=0.0.4",
+			strings.NewReader(fmt.Sprintf("pushed_metric{owner=%q} 1\n", marker(id))))
+		require.Equal(t, http.StatusOK, a.code, "push as %s: %s", id, a.body)
+	}
+	require.Equal(t, http.StatusUnauthorized, remoteWrite(t, base, "", now, []string{"__name__", "x"}), "a write with no tenant")
+	require.Equal(t, http.StatusBadRequest, remoteWrite(t, base, "a|b", now, []string{"__name__", "x"}), "a write to two tenants")
+	require.Equal(t, http.StatusBadRequest, remoteWrite(t, base, "../a", now, []string{"__name__", "x"}), "an invalid tenant")
+	// b deletes its own group of the same name; a's stays.
+	a := send(t, http.MethodDelete, base+"/metrics/job/pushed", "b", "", nil)
+	require.Equal(t, http.StatusAccepted, a.code, a.body)
+
+	ts := fmt.Sprint(now.Add(time.Second).Unix())
+	start, end := fmt.Sprint(now.Add(-5*time.Minute).Unix()), fmt.Sprint(now.Add(time.Minute).Unix())
+	type read struct {
+		path   string
+		params url.Values
+		// shows says the answer to its own tenant holds its marker.
+		shows bool
+	}
+	q := func(kv ...string) url.Values {
+		v := url.Values{}
+		for i := 0; i < len(kv); i += 2 {
+			v.Add(kv[i], kv[i+1])
+		}
+		return v
+	}
+	var reads []read
+	for _, expr := range []string{
+		`{__name__=~".+"}`, `shared_metric`, `{owner!="tenant_a_marker"}`, `{owner!="tenant_b_marker"}`,
+		`{__tenant_id__="a"}`, `{__tenant_id__="b"}`, `{__tenant_id__!="a",__name__=~".+"}`, `{__tenant_id__=~".*",__name__=~".+"}`,
+		`only_a_marker or only_b_marker`, `sum by (__tenant_id__, owner) (shared_metric)`, `forged_metric`, `up`, `pushed_metric`,
+		`label_replace(shared_metric, "x", "$1", "__tenant_id__", "(.*)")`, `count({__name__=~".+"}) by (owner)`,
+	} {
+		reads = append(reads,
+			read{"/api/v1/query", q("query", expr, "time", ts), true},
+			read{"/api/v1/query_range", q("query", expr, "start", start, "end", end, "step", "15"), true},
+			read{"/api/v1/query_exemplars", q("query", expr, "start", start, "end", end), false},
+		)
+	}
+	for _, m := range []string{`{__name__=~".+"}`, `{owner=~".+"}`, `{__tenant_id__="b"}`, `{__tenant_id__="a"}`, `{owner!="x"}`} {
+		reads = append(reads,
+			read{"/api/v1/series", q("match[]", m, "start", start, "end", end), true},
+			read{"/api/v1/labels", q("match[]", m, "start", start, "end", end), false},
+			read{"/api/v1/label/owner/values", q("match[]", m, "start", start, "end", end), true},
+			read{"/api/v1/label/__name__/values", q("match[]", m, "start", start, "end", end), true},
+			read{"/api/v1/label/" + tenant.Label + "/values", q("match[]", m), false},
+		)
+	}
+	reads = append(reads,
+		read{"/api/v1/labels", nil, false},
+		read{"/api/v1/label/owner/values", nil, true},
+		read{"/api/v1/label/__name__/values", nil, true},
+		read{"/api/v1/metadata", nil, false},
+		read{"/api/v1/targets", nil, false},
+		read{"/api/v1/status/tsdb", nil, false},
+		read{"/api/v1/rules", nil, false},
+		read{"/api/v1/alerts", nil, false},
+		read{"/api/v1/incidents", nil, false},
+		read{"/api/v1/gpus", nil, false},
+		read{"/api/v1/tenants", nil, false},
+		read{"/metrics", nil, false},
+		read{"/", nil, false},
+		read{"/federate", q("match[]", `{__name__=~".+"}`), false},
+	)
+
+	tried, cross := 0, 0
+	check := func(who, other string, r read, how string, ans answer) {
+		tried++
+		if strings.Contains(ans.body, marker(other)) || strings.Contains(ans.body, "only_"+other+"_marker") {
+			cross++
+			t.Errorf("%s %s as %q reads tenant %s's data: %d %.300s", how, r.path, who, other, ans.code, ans.body)
+		}
+	}
+	for _, r := range reads {
+		enc := r.params.Encode()
+		for _, who := range []string{"a", "b", ""} {
+			var answers []answer
+			hows := []string{"GET", "POST form", "POST query+body"}
+			answers = append(answers,
+				send(t, http.MethodGet, base+r.path+"?"+enc, who, "", nil),
+				send(t, http.MethodPost, base+r.path, who, "application/x-www-form-urlencoded", strings.NewReader(enc)),
+				// The observatorium #595 bypass: a match[] (or query) in the
+				// URL and another in the body.
+				send(t, http.MethodPost, base+r.path+"?"+q("match[]", `{__name__=~".+"}`, "query", `{__name__=~".+"}`).Encode(), who, "application/x-www-form-urlencoded", strings.NewReader(enc)),
+			)
+			for i, ans := range answers {
+				switch who {
+				case "":
+					tried++
+					if ans.code != http.StatusUnauthorized && ans.code != http.StatusForbidden {
+						t.Errorf("%s %s with no tenant: %d, want 401 or 403", hows[i], r.path, ans.code)
+					}
+					if strings.Contains(ans.body, "_marker") {
+						cross++
+						t.Errorf("%s %s with no tenant reads data: %.300s", hows[i], r.path, ans.body)
+					}
+				default:
+					other := "b"
+					if who == "b" {
+						other = "a"
+					}
+					check(who, other, r, hows[i], ans)
+					if i == 0 && r.shows && ans.code == http.StatusOK && r.path != "/api/v1/query_exemplars" && !strings.Contains(ans.body, marker(who)) && !strings.Contains(ans.body, "only_"+who) &&
+						strings.Contains(r.params.Get("query")+r.params.Get("match[]"), "__name__=~") && !strings.Contains(r.params.Get("query")+r.params.Get("match[]"), tenant.Label) {
+						t.Errorf("GET %s?%s as %s does not show its own data: %.300s", r.path, enc, who, ans.body)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("isolation matrix: %d requests, %d cross-tenant reads", tried, cross)
+
+	// What each tenant sees is its own, without the tenant label, and a's
+	// push group outlived b's delete.
+	a = send(t, http.MethodGet, base+"/api/v1/query?"+q("query", `count by (owner) ({__name__=~"shared_metric|forged_metric|up|pushed_metric"})`, "time", ts).Encode(), "a", "", nil)
+	require.Equal(t, http.StatusOK, a.code, a.body)
+	require.Contains(t, a.body, `{"owner":"tenant_a_marker"},"value":[`+ts+`,"4"]`, "a sees its 4 series: %s", a.body)
+	a = send(t, http.MethodGet, base+"/api/v1/query?"+q("query", `pushed_metric`, "time", ts).Encode(), "b", "", nil)
+	require.Contains(t, a.body, `"result":[]`, "b's deleted group: %s", a.body)
+}
