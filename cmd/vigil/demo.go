@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/cost"
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/eval"
@@ -41,6 +42,9 @@ type demoFlags struct {
 	seed   uint64
 	serve  bool
 	listen string
+	// webConfig is --web.config.file: the API's TLS and users with
+	// --serve.
+	webConfig string
 	asJSON bool
 	// alertmanager, if set, receives the pages (Alertmanager API v2).
 	alertmanager string
@@ -71,6 +75,12 @@ up on --listen afterwards (until interrupted) so you can query the data.`,
 			if len(args) == 1 {
 				name = args[0]
 			}
+			if f.webConfig != "" && !f.serve {
+				return usagef("demo: --web.config.file configures the API of --serve")
+			}
+			if _, err := config.LoadWebConfig(f.webConfig); err != nil {
+				return usagef("demo: --web.config.file: %s", strings.TrimPrefix(err.Error(), "web.config_file: "))
+			}
 			return runDemo(cmd.Context(), e, f, name)
 		},
 	}
@@ -78,6 +88,7 @@ up on --listen afterwards (until interrupted) so you can query the data.`,
 	fl.Uint64Var(&f.seed, "seed", 1, "the simulation's random seed")
 	fl.BoolVar(&f.serve, "serve", false, "keep the API up on --listen after the run, until interrupted")
 	fl.StringVar(&f.listen, "listen", ":9700", "the address of the API with --serve")
+	fl.StringVar(&f.webConfig, "web.config.file", "", "with --serve: exporter-toolkit web configuration of the API (TLS, mutual TLS, bcrypt basic-auth users), as Prometheus takes it")
 	fl.BoolVar(&f.asJSON, "json", false, "print the final diagnosis as one JSON object")
 	fl.StringVar(&f.alertmanager, "alertmanager", "", "also send the pages to the Alertmanager at this URL (e.g. http://localhost:9093)")
 	return cmd
@@ -249,6 +260,7 @@ func openDemo(ctx context.Context, e *env, f demoFlags, start time.Time, onChang
 	}
 	cfg := server.SimulatedConfig(d.dir)
 	cfg.Web.Listen = f.listen
+	cfg.Web.ConfigFile = f.webConfig
 	cfg.Evaluation.Interval = model.Duration(demoEvery)
 	// Illustrative prices, so that the cost page and series have figures:
 	// AWS's on-demand list price of a p4de.24xlarge (8 A100 80GB,

@@ -80,6 +80,7 @@ crosses its method's threshold.`,
 	fl.StringArrayVar(&f.inputs, "input", nil, "with --metric: a metrics file to read (repeatable; - is standard input)")
 	fl.StringVar(&f.prometheus, "prometheus", "", "with --metric: a Prometheus-compatible API to read")
 	fl.StringVar(&f.server, "server", "", "with --metric: a running Vigil to read")
+	registerHTTPConfig(fl, &f.httpConfig)
 	fl.StringVar(&f.at, "at", "", "with --metric: the end of the current window (default now, or the newest sample of --input)")
 	fl.StringSliceVar(&f.by, "by", nil, "with --metric: labels that split the histogram into features (default: one feature)")
 	fl.DurationVar(&f.baseWindow, "baseline-window", time.Hour, "with --metric: the baseline window, ending where the current one starts")

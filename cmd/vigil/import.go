@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -26,6 +27,7 @@ func newImportCmd(e *env) *cobra.Command {
 		blockDuration       time.Duration
 		asJSON              bool
 	)
+	var httpConfig string
 	cmd := &cobra.Command{
 		Use:   "import (--data-dir DIR | --server URL) FILE...",
 		Short: "Backfill OpenMetrics or Prometheus text files into the embedded store",
@@ -76,7 +78,11 @@ server takes samples up to its storage.out_of_order_window behind its newest.`,
 			// stderr to warnings unless asked for more.
 			logger := e.loggerAtLeast(slog.LevelWarn).With("component", "import")
 			if server != "" {
-				return pushFiles(cmd.Context(), e, server, files, asJSON, logger)
+				client, err := newHTTPClient(httpConfig, time.Minute)
+				if err != nil {
+					return usagef("import: %v", err)
+				}
+				return pushFiles(cmd.Context(), e, server, client, files, asJSON, logger)
 			}
 			// No logger: the lock's warning about a lock file "from a
 			// previous execution" is wrong when a running server holds it.
@@ -96,6 +102,7 @@ server takes samples up to its storage.out_of_order_window behind its newest.`,
 	}
 	cmd.Flags().StringVar(&dataDir, "data-dir", "", "the data directory of the embedded store")
 	cmd.Flags().StringVar(&server, "server", "", "send through the remote-write endpoint of the Vigil at this URL instead")
+	registerHTTPConfig(cmd.Flags(), &httpConfig)
 	cmd.Flags().StringVar(&at, "at", "", "time of samples without a timestamp (RFC 3339 or Unix seconds; default now)")
 	cmd.Flags().StringVar(&format, "format", "auto", "input format: auto, openmetrics or prometheus")
 	cmd.Flags().DurationVar(&blockDuration, "block-duration", 2*time.Hour, "time range of each block written")
@@ -104,12 +111,12 @@ server takes samples up to its storage.out_of_order_window behind its newest.`,
 }
 
 // pushFiles sends files through a running server's remote-write endpoint.
-func pushFiles(ctx context.Context, e *env, server string, files []*fileimport.File, asJSON bool, logger *slog.Logger) error {
+func pushFiles(ctx context.Context, e *env, server string, client *http.Client, files []*fileimport.File, asJSON bool, logger *slog.Logger) error {
 	u, err := url.Parse(server)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return usagef("import: --server %q is not an http(s) URL", server)
 	}
-	stats, err := remotewrite.Push(ctx, strings.TrimSuffix(server, "/"), files, remotewrite.PushOptions{Logger: logger})
+	stats, err := remotewrite.Push(ctx, strings.TrimSuffix(server, "/"), files, remotewrite.PushOptions{Client: client, Logger: logger})
 	if err != nil {
 		if strings.Contains(err.Error(), "too_old") {
 			return fmt.Errorf("import: %w (samples older than the server's out-of-order window: stop the server and import with --data-dir)", err)

@@ -22,6 +22,7 @@ func newIncidentsCmd(e *env) *cobra.Command {
 		server, state string
 		asJSON        bool
 	)
+	var httpConfig string
 	cmd := &cobra.Command{
 		Use:   "incidents [ID] [--server URL] [--state firing|resolved] [--json]",
 		Short: "List the incidents of a running Vigil, or show one",
@@ -40,6 +41,11 @@ incident as one object.`,
   vigil incidents training_stall-3f9c2a1b --json | jq '.causes[0]'`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, err := withHTTPClient(cmd.Context(), "incidents", httpConfig)
+			if err != nil {
+				return err
+			}
+			cmd.SetContext(ctx)
 			if len(args) == 1 {
 				if state != "" {
 					return usagef("incidents: --state lists incidents; it does not go with an ID")
@@ -63,6 +69,7 @@ incident as one object.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&server, "server", "http://localhost:9700", "the URL of the running Vigil")
+	registerHTTPConfig(fl, &httpConfig)
 	fl.StringVar(&state, "state", "", "only incidents in this state (firing or resolved)")
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
 	_ = cmd.RegisterFlagCompletionFunc("state", fixedCompletion(incident.StateFiring, incident.StateResolved))
@@ -102,7 +109,7 @@ func getAPI(ctx context.Context, server, path string, query url.Values, data any
 	if err != nil {
 		return nil, err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpClientOf(ctx).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("incidents: %w", err)
 	}

@@ -20,6 +20,7 @@ func newLogsCmd(e *env) *cobra.Command {
 		limit                  int
 		asJSON                 bool
 	)
+	var httpConfig string
 	cmd := &cobra.Command{
 		Use:   "logs --request ID | --trace ID [--server URL] [--json]",
 		Short: "Follow one request's logs across services in a running Vigil",
@@ -33,6 +34,11 @@ logs of one trace instead. --json prints one object: {"request_id" or
   vigil logs --trace 4bf92f3577b34da6a3ce929d0e0e4736 --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, err := withHTTPClient(cmd.Context(), "logs", httpConfig)
+			if err != nil {
+				return err
+			}
+			cmd.SetContext(ctx)
 			q := url.Values{}
 			switch {
 			case (request == "") == (trace == ""):
@@ -84,6 +90,7 @@ logs of one trace instead. --json prints one object: {"request_id" or
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&server, "server", defaultServer, "the URL of the running Vigil")
+	registerHTTPConfig(fl, &httpConfig)
 	fl.StringVar(&request, "request", "", "the request (correlation) id to follow")
 	fl.StringVar(&trace, "trace", "", "the trace id (32 hex digits) whose logs to print")
 	fl.IntVar(&limit, "limit", 0, "keep the newest N records (default: the server's, 1000)")

@@ -52,6 +52,7 @@ symptom and its ranked causes.`,
 	fl.StringArrayVar(&f.inputs, "input", nil, "a file to read (OpenMetrics, Prometheus text, OTLP JSON or remote-write dumps, as import reads); repeatable")
 	fl.StringVar(&f.prometheus, "prometheus", "", "the URL of a Prometheus-compatible API to read instead")
 	fl.StringVar(&f.server, "server", "", "the URL of a running vigil serve to read instead")
+	registerHTTPConfig(fl, &f.httpConfig)
 	fl.StringVar(&f.from, "from", "", "the first instant (RFC 3339 or Unix seconds)")
 	fl.StringVar(&f.to, "to", "", "the last instant (RFC 3339 or Unix seconds)")
 	fl.DurationVar(&f.interval, "interval", 30*time.Second, "the evaluation interval, in data time")
@@ -155,6 +156,11 @@ func openReplaySource(ctx context.Context, e *env, f sourceFlags, to time.Time, 
 		u, flag = f.server, "--server"
 	}
 	rc := store.DefaultRemoteConfig(strings.TrimSuffix(u, "/"))
+	hc, err := loadHTTPConfig(f.httpConfig)
+	if err != nil {
+		return nil, nil, usagef("replay: %v", err)
+	}
+	rc.HTTPClient = *hc
 	// Each instant reads only what the previous did not, within the
 	// container's memory limit when there is one.
 	rc.CacheSamples = server.CacheSamplesFor(admission.ResolveMemory(0).Bytes)

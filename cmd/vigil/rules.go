@@ -68,6 +68,7 @@ store holds, gets a warning on stderr. See docs/slo.md.`,
 	fl.StringArrayVar(&f.inputs, "input", nil, "check the spec's metrics against a metrics file (repeatable; - is standard input)")
 	fl.StringVar(&f.prometheus, "prometheus", "", "check the spec's metrics against a Prometheus-compatible API")
 	fl.StringVar(&f.server, "server", "", "check the spec's metrics against a running Vigil")
+	registerHTTPConfig(fl, &f.httpConfig)
 	fl.StringVar(&f.at, "at", "", "with a store: the end of the checked week (default now, or the newest sample of --input)")
 	fl.StringVar(&f.namespace, "namespace", "", "with --format prometheusrule: the objects' metadata.namespace")
 	fl.StringArrayVar(&f.labels, "label", nil, "with --format prometheusrule: a label k=v of the objects (repeatable), e.g. release=kube-prometheus-stack for its ruleSelector")

@@ -21,6 +21,7 @@ func newServeCmd(e *env) *cobra.Command {
 		cfgFile, dataDir, listen string
 		otlpGRPC, otlpHTTP       string
 		source                   string
+		webConfig, httpConfig    string
 		retention                model.Duration
 	)
 	cmd := &cobra.Command{
@@ -59,6 +60,16 @@ func newServeCmd(e *env) *cobra.Command {
 			if fl.Changed("prometheus") {
 				cfg.Source.URL = source
 			}
+			if fl.Changed("web.config.file") {
+				cfg.Web.ConfigFile = webConfig
+			}
+			if fl.Changed("http.config.file") {
+				hc, err := loadHTTPConfig(httpConfig)
+				if err != nil {
+					return usageError{fmt.Errorf("serve: %w", err)}
+				}
+				cfg.Source.HTTPClient = *hc
+			}
 			if fl.Changed("retention") {
 				cfg.Storage.Retention = retention
 				// A shorter retention takes the out-of-order window down
@@ -66,6 +77,11 @@ func newServeCmd(e *env) *cobra.Command {
 				cfg.Storage.OutOfOrderWindow = min(cfg.Storage.OutOfOrderWindow, retention)
 			}
 			if err := cfg.Validate(); err != nil {
+				return usageError{flagError(fl, err)}
+			}
+			// An invalid web configuration stops the start before anything
+			// opens, as in Prometheus.
+			if _, err := config.LoadWebConfig(cfg.Web.ConfigFile); err != nil {
 				return usageError{flagError(fl, err)}
 			}
 			return serve(cmd.Context(), e, cfg, explicit)
@@ -77,6 +93,8 @@ func newServeCmd(e *env) *cobra.Command {
 	fl.StringVar(&listen, "listen", ":9700", "address of the HTTP API")
 	fl.StringVar(&otlpGRPC, "otlp-grpc-listen", config.DefaultOTLPGRPCListen, `address of the OTLP/gRPC receiver ("" turns it off; a busy default is a warning)`)
 	fl.StringVar(&otlpHTTP, "otlp-http-listen", config.DefaultOTLPHTTPListen, `address of the OTLP/HTTP receiver ("" turns it off; a busy default is a warning)`)
+	fl.StringVar(&webConfig, "web.config.file", "", "exporter-toolkit web configuration of the HTTP listener: TLS, mutual TLS, bcrypt basic-auth users, as Prometheus takes it (web.config_file)")
+	fl.StringVar(&httpConfig, "http.config.file", "", "Prometheus HTTP client configuration for --prometheus (basic_auth, authorization, tls_config, http_headers), as promtool takes it")
 	fl.StringVar(&source, "prometheus", "", "attach to the Prometheus-compatible API a team runs (Prometheus, Thanos, Mimir, VictoriaMetrics): the evaluation reads it merged with the embedded store (source.url)")
 	retention = config.Default().Storage.Retention
 	fl.Var(&durationFlag{&retention}, "retention", "how long samples are kept (e.g. 15d, 12h); a longer out-of-order window is cut to it")
@@ -91,6 +109,7 @@ var fieldFlags = map[string]string{
 	"otlp.grpc_listen":  "otlp-grpc-listen",
 	"otlp.http_listen":  "otlp-http-listen",
 	"source.url":        "prometheus",
+	"web.config_file":   "web.config.file",
 }
 
 // flagError names the flag instead of the configuration field when the

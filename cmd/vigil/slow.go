@@ -16,6 +16,7 @@ func newSlowCmd(e *env) *cobra.Command {
 		server, route, window, end string
 		asJSON                     bool
 	)
+	var httpConfig string
 	cmd := &cobra.Command{
 		Use:   "slow [--route R] [--window 15m] [--end TIME] [--server URL] [--json]",
 		Short: "Show where a running Vigil's requests spend their time, per route",
@@ -30,6 +31,11 @@ now). --json prints the server's answer as one object.`,
   vigil slow --route "POST /v1/chat" --window 1h --server http://vigil:9700`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, err := withHTTPClient(cmd.Context(), "slow", httpConfig)
+			if err != nil {
+				return err
+			}
+			cmd.SetContext(ctx)
 			if _, err := hops.ParseWindow(window); err != nil {
 				return usagef("slow: --%v", err)
 			}
@@ -60,6 +66,7 @@ now). --json prints the server's answer as one object.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&server, "server", defaultServer, "the URL of the running Vigil")
+	registerHTTPConfig(fl, &httpConfig)
 	fl.StringVar(&route, "route", "", "only this route: a root span's name or http.route")
 	fl.StringVar(&window, "window", "15m", "how far back to look")
 	fl.StringVar(&end, "end", "", "the end of the window (RFC 3339 or Unix seconds; default: now)")

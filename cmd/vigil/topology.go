@@ -134,6 +134,9 @@ func applyDiagnosis(ctx context.Context, topo *topology.Topology, src topology.S
 type sourceFlags struct {
 	inputs             []string
 	prometheus, server string
+	// httpConfig is --http.config.file: the client settings of
+	// --prometheus and --server.
+	httpConfig string
 }
 
 // register adds --input, --prometheus and --server to fl.
@@ -141,6 +144,7 @@ func (f *sourceFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.inputs, "input", nil, "a file to read (repeatable; - is standard input)")
 	fl.StringVar(&f.prometheus, "prometheus", "", "the URL of a Prometheus-compatible API to read instead")
 	fl.StringVar(&f.server, "server", "", "the URL of a running Vigil to read instead")
+	registerHTTPConfig(fl, &f.httpConfig)
 }
 
 // openSource opens the files, the Prometheus API or the Vigil the flags
@@ -153,7 +157,13 @@ func openSource(ctx context.Context, e *env, cmd string, f sourceFlags, at time.
 		if f.server != "" {
 			u, flag = f.server, "--server"
 		}
-		r, err := store.NewRemote(store.DefaultRemoteConfig(strings.TrimSuffix(u, "/")), e.now, logger, nil)
+		rc := store.DefaultRemoteConfig(strings.TrimSuffix(u, "/"))
+		hc, err := loadHTTPConfig(f.httpConfig)
+		if err != nil {
+			return nil, at, nil, usagef("%s: %v", cmd, err)
+		}
+		rc.HTTPClient = *hc
+		r, err := store.NewRemote(rc, e.now, logger, nil)
 		if err != nil {
 			return nil, at, nil, usagef("%s: %s: %v", cmd, flag, err)
 		}

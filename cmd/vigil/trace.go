@@ -26,6 +26,7 @@ func newTraceCmd(e *env) *cobra.Command {
 		server string
 		asJSON bool
 	)
+	var httpConfig string
 	cmd := &cobra.Command{
 		Use:   "trace ID [--server URL] [--json]",
 		Short: "Break one trace of a running Vigil down hop by hop",
@@ -39,6 +40,11 @@ spans (# marks the spans on the critical path).
   vigil trace 4bf92f3577b34da6a3ce929d0e0e4736 --server http://vigil:9700 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx, err := withHTTPClient(cmd.Context(), "trace", httpConfig)
+			if err != nil {
+				return err
+			}
+			cmd.SetContext(ctx)
 			id, err := traces.ParseTraceID(args[0])
 			if err != nil {
 				return usagef("trace: %v", err)
@@ -64,6 +70,7 @@ spans (# marks the spans on the critical path).
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&server, "server", defaultServer, "the URL of the running Vigil")
+	registerHTTPConfig(fl, &httpConfig)
 	fl.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
 }
@@ -95,7 +102,7 @@ func apiGet(ctx context.Context, cmd, server, path string, query url.Values) (js
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := httpClientOf(ctx).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cmd, err)
 	}

@@ -71,7 +71,7 @@ func LimitConns(ln net.Listener, max, reserve int, srv *http.Server, probe func(
 	}
 	prevState := srv.ConnState
 	srv.ConnState = func(nc net.Conn, s http.ConnState) {
-		if c, ok := nc.(*conn); ok {
+		if c, ok := asConn(nc); ok {
 			c.setState(s)
 			if s == http.StateClosed || s == http.StateHijacked {
 				c.release()
@@ -86,7 +86,7 @@ func LimitConns(ln net.Listener, max, reserve int, srv *http.Server, probe func(
 		if prevCtx != nil {
 			ctx = prevCtx(ctx, nc)
 		}
-		if c, ok := nc.(*conn); ok {
+		if c, ok := asConn(nc); ok {
 			ctx = context.WithValue(ctx, connKey{}, c)
 		}
 		return ctx
@@ -96,6 +96,16 @@ func LimitConns(ln net.Listener, max, reserve int, srv *http.Server, probe func(
 }
 
 type connKey struct{}
+
+// asConn returns the accepted connection under nc, which HTTPS wraps in
+// a *tls.Conn.
+func asConn(nc net.Conn) (*conn, bool) {
+	if tc, ok := nc.(interface{ NetConn() net.Conn }); ok {
+		nc = tc.NetConn()
+	}
+	c, ok := nc.(*conn)
+	return c, ok
+}
 
 // conn is one accepted connection.
 type conn struct {

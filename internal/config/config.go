@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/cost"
 	"github.com/vigil-obs/vigil/internal/drift"
 	"github.com/vigil-obs/vigil/internal/forward"
+	"github.com/vigil-obs/vigil/internal/ingest/otlp"
 	"github.com/vigil-obs/vigil/internal/ingest/remotewrite"
 	"github.com/vigil-obs/vigil/internal/logsignals"
 	"github.com/vigil-obs/vigil/internal/redact"
@@ -140,6 +141,11 @@ type WebConfig struct {
 	// browser may read the API from, as Prometheus's --web.cors.origin:
 	// '.*', the default, allows every origin.
 	CORSOrigin string `yaml:"cors_origin"`
+	// ConfigFile is the exporter-toolkit web configuration (TLS, mutual
+	// TLS, bcrypt basic-auth users), as Prometheus's --web.config.file;
+	// the --web.config.file flag overrides it. Empty: plain HTTP, no
+	// authentication.
+	ConfigFile string `yaml:"config_file"`
 }
 
 // CORS returns the compiled, anchored CORSOrigin.
@@ -240,6 +246,12 @@ type OTLPConfig struct {
 	MaxRequestBytes int64 `yaml:"max_request_bytes"`
 	// MaxInFlight bounds the requests being handled at once (429 above).
 	MaxInFlight int `yaml:"max_inflight_requests"`
+	// TLS serves both transports over TLS (mutual with client_ca_file).
+	TLS otlp.TLSConfig `yaml:"tls"`
+	// Auth asks the clients for a bearer token or basic-auth credentials,
+	// as the OpenTelemetry Collector's bearertokenauth and basicauth
+	// extensions do.
+	Auth otlp.AuthConfig `yaml:"auth"`
 }
 
 // Default OTLP addresses (DESIGN.md).
@@ -496,7 +508,7 @@ func (c *Config) validateOTLP() error {
 	case o.MaxInFlight <= 0:
 		return fieldErr("otlp.max_inflight_requests", "must be positive, got %d", o.MaxInFlight)
 	}
-	return nil
+	return validateOTLPSecurity(o)
 }
 
 // sectionField and sectionMsg split a section's "section: key must ..."

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/exporter-toolkit/web"
 	"go.opentelemetry.io/collector/component"
 
 	"github.com/vigil-obs/vigil/internal/admission"
@@ -34,6 +35,11 @@ type httpServer struct {
 	ln     net.Listener
 	logger *slog.Logger
 	fatal  func(error)
+	// configFile is the exporter-toolkit web configuration ("": none).
+	configFile string
+	// toolkitLogger takes exporter-toolkit's warnings and errors (its
+	// start-up lines repeat what Start logs).
+	toolkitLogger *slog.Logger
 
 	mu      sync.Mutex
 	done    chan struct{}
@@ -53,7 +59,10 @@ func newHTTPServer(h *api.Handler, ln net.Listener, cfg config.Config, logger *s
 	if cfg.Web.MaxConnections > 0 {
 		ln = admission.LimitConns(ln, cfg.Web.MaxConnections, probeConnections, srv, api.IsProbe, reg)
 	}
-	return &httpServer{h: h, srv: srv, ln: ln, logger: logger, fatal: fatal}
+	return &httpServer{
+		h: h, srv: srv, ln: ln, logger: logger, fatal: fatal, configFile: cfg.Web.ConfigFile,
+		toolkitLogger: slog.New(minLevel{logger.With("component", "http").Handler(), slog.LevelWarn}),
+	}
 }
 
 func (s *httpServer) Start(context.Context, component.Host) error {
@@ -63,11 +72,19 @@ func (s *httpServer) Start(context.Context, component.Host) error {
 		return errors.New("start HTTP server: started or shut down already")
 	}
 	s.done = make(chan struct{})
-	s.logger.Info("listening", "address", s.ln.Addr().String())
+	s.logger.Info("listening", "address", s.ln.Addr().String(), "web_config_file", s.configFile)
 	s.h.SetReady(true)
 	go func() {
 		defer close(s.done)
-		if err := s.srv.Serve(s.ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		// exporter-toolkit serves TLS and checks basic auth as the web
+		// configuration file says, re-reading it for every request and
+		// its certificate for every handshake, as Prometheus does.
+		flags := &web.FlagConfig{
+			WebListenAddresses: &[]string{s.ln.Addr().String()},
+			WebSystemdSocket:   new(bool),
+			WebConfigFile:      &s.configFile,
+		}
+		if err := web.Serve(s.ln, s.srv, flags, s.toolkitLogger); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.fatal(fmt.Errorf("serve HTTP: %w", err))
 		}
 	}()
@@ -98,3 +115,19 @@ func (s *httpServer) Shutdown(ctx context.Context) error {
 	s.logger.Info("HTTP server stopped", "took", time.Since(start).Round(time.Millisecond))
 	return nil
 }
+
+// minLevel drops the records below its level.
+type minLevel struct {
+	slog.Handler
+	level slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.level && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.level}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler { return minLevel{h.Handler.WithGroup(name), h.level} }

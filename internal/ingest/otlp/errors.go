@@ -126,6 +126,10 @@ func (o outcome) status() int {
 		return 503
 	case codes.Unimplemented:
 		return 404
+	case codes.Unauthenticated:
+		return 401
+	case codes.PermissionDenied:
+		return 403
 	}
 	return 500
 }

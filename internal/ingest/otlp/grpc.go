@@ -6,6 +6,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 
@@ -29,10 +30,17 @@ var grpcServices = map[string]struct{ service, file string }{
 
 // newGRPCServer returns a gRPC server of the OTLP services of sigs.
 func (r *Receiver) newGRPCServer(sigs []*signal) *grpc.Server {
-	s := grpc.NewServer(
+	opts := []grpc.ServerOption{
 		grpc.ForceServerCodecV2(rawCodec{fallback: encoding.GetCodecV2("proto")}),
 		grpc.MaxRecvMsgSize(int(r.opts.MaxDecompressedBytes)),
-	)
+	}
+	if r.opts.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(r.opts.TLS)))
+	}
+	if r.checksRequests() {
+		opts = append(opts, grpc.UnaryInterceptor(r.unaryAuth))
+	}
+	s := grpc.NewServer(opts...)
 	for _, sig := range sigs {
 		svc := grpcServices[sig.name]
 		s.RegisterService(&grpc.ServiceDesc{

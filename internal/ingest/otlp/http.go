@@ -36,6 +36,18 @@ func (r *Receiver) newHTTPHandler(sigs []*signal) http.Handler {
 func (r *Receiver) serveHTTP(w http.ResponseWriter, req *http.Request, sig *signal) {
 	start := time.Now()
 	f, o, ok := r.admit(req)
+	// Credentials come first: a client without them learns nothing else.
+	if r.checksRequests() {
+		ctx, ao, authed := r.authorize(req.Context(), headerMD(req.Header))
+		if !authed {
+			o, ok = ao, false
+			if o.code == codes.Unauthenticated {
+				w.Header().Set("WWW-Authenticate", r.challenge())
+			}
+		} else {
+			req = req.WithContext(ctx)
+		}
+	}
 	if ok {
 		o = r.exportHTTP(req, sig, f)
 	}

@@ -2,6 +2,7 @@ package otlp
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -76,6 +77,20 @@ type Options struct {
 	// admission.IngestWait, then gets 429 / ResourceExhausted. nil: no
 	// gate.
 	Gate *admission.FairGate
+	// TLS, if set, serves both transports over TLS (see TLSConfig's
+	// ServerConfig); nil serves them in clear text.
+	TLS *tls.Config
+	// Auth, if set, checks every request's credentials before anything of
+	// it is read: missing or wrong ones get 401 / Unauthenticated. The
+	// identity it finds is in the consumers' context (Identity).
+	Auth *Authenticator
+	// OnRequest, if set, is called with every request's headers (HTTP) or
+	// metadata (gRPC), after authentication and before the body is read;
+	// keys are lower-case on both transports. The context it returns is
+	// the one the consumers get; an error refuses the request, with the
+	// error's gRPC status code when it carries one (status.FromError),
+	// else Unauthenticated (HTTP 401), and its message.
+	OnRequest func(ctx context.Context, md map[string][]string) (context.Context, error)
 	// Logger takes the receiver's logs; nil discards them.
 	Logger *slog.Logger
 	// Registerer takes the receiver's metrics; nil registers nothing.

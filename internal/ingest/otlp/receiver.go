@@ -25,6 +25,7 @@ type Receiver struct {
 	m        *metrics
 	inflight chan struct{}
 	handler  http.Handler
+	sigs     []*signal
 	grpc     *grpc.Server
 	http     *http.Server
 
@@ -53,6 +54,7 @@ func New(opts Options) (*Receiver, error) {
 		done:     make(chan struct{}),
 	}
 	sigs := r.signals()
+	r.sigs = sigs
 	r.handler = r.newHTTPHandler(sigs)
 	if opts.GRPC != nil {
 		r.grpc = r.newGRPCServer(sigs)
@@ -66,6 +68,7 @@ func New(opts Options) (*Receiver, error) {
 			ReadTimeout: time.Minute,
 			IdleTimeout: 2 * time.Minute,
 			ErrorLog:    slog.NewLogLogger(opts.Logger.Handler(), slog.LevelDebug),
+			TLSConfig:   opts.TLS,
 		}
 	}
 	return r, nil
@@ -92,7 +95,12 @@ func (r *Receiver) Start(_ context.Context) error {
 		r.serve(transportGRPC, r.opts.GRPC, func() error { return r.grpc.Serve(r.opts.GRPC) })
 	}
 	if r.http != nil {
-		r.serve(transportHTTP, r.opts.HTTP, func() error { return r.http.Serve(r.opts.HTTP) })
+		r.serve(transportHTTP, r.opts.HTTP, func() error {
+			if r.opts.TLS != nil {
+				return r.http.ServeTLS(r.opts.HTTP, "", "")
+			}
+			return r.http.Serve(r.opts.HTTP)
+		})
 	}
 	return nil
 }
@@ -100,7 +108,8 @@ func (r *Receiver) Start(_ context.Context) error {
 // serve runs one server in a goroutine; an error that is not the end of a
 // shutdown goes to serveErr.
 func (r *Receiver) serve(transport string, l net.Listener, run func() error) {
-	r.opts.Logger.Info("OTLP receiver listening", "transport", transport, "addr", l.Addr().String())
+	r.opts.Logger.Info("OTLP receiver listening", "transport", transport, "addr", l.Addr().String(),
+		"tls", r.opts.TLS != nil, "auth", r.opts.Auth != nil)
 	r.wg.Go(func() {
 		err := run()
 		if err == nil || errors.Is(err, http.ErrServerClosed) || errors.Is(err, grpc.ErrServerStopped) {

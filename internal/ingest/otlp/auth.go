@@ -1,0 +1,457 @@
+package otlp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+
+	commoncfg "github.com/prometheus/common/config"
+	"go.yaml.in/yaml/v3"
+	"golang.org/x/crypto/bcrypt"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+)
+
+// AuthConfig is otlp.auth in vigil.yaml: the credentials the receiver
+// asks of its clients, in the form of the OpenTelemetry Collector's auth
+// extensions, so that a Collector's exporter settings work unchanged. With
+// both set, either kind of credential lets a request in; with neither, no
+// credential is asked for.
+type AuthConfig struct {
+	// BearerToken takes the bearertokenauth extension's settings.
+	BearerToken *BearerTokenConfig `yaml:"bearertokenauth"`
+	// Basic takes the basicauth extension's server settings.
+	Basic *BasicAuthConfig `yaml:"basicauth"`
+}
+
+// BearerTokenConfig is the bearertokenauth extension's settings: a
+// request carries "<scheme> <token>" in its header.
+type BearerTokenConfig struct {
+	// Header is the header (gRPC metadata key) that carries the token;
+	// default Authorization.
+	Header string `yaml:"header"`
+	// Scheme precedes the token in the header; default "Bearer". Empty
+	// (scheme: "") takes the bare token.
+	Scheme *string `yaml:"scheme"`
+	// Token is one token.
+	Token commoncfg.Secret `yaml:"token"`
+	// Tokens are more tokens, any of which is accepted.
+	Tokens []commoncfg.Secret `yaml:"tokens"`
+	// Filename is a file of tokens, one a line (blank lines and lines
+	// starting with # are skipped), read at start.
+	Filename string `yaml:"filename"`
+}
+
+// BasicAuthConfig is the basicauth extension's server settings.
+type BasicAuthConfig struct {
+	// Htpasswd holds the users and their bcrypt hashes.
+	Htpasswd HtpasswdConfig `yaml:"htpasswd"`
+}
+
+// HtpasswdConfig is an htpasswd file, inline or on disk (both: the users
+// of both).
+type HtpasswdConfig struct {
+	// File is the path of an htpasswd file (htpasswd -B), read at start.
+	File string `yaml:"file"`
+	// Inline is the content of one.
+	Inline commoncfg.Secret `yaml:"inline"`
+}
+
+// Enabled reports whether the receiver asks for credentials.
+func (c AuthConfig) Enabled() bool { return c.BearerToken != nil || c.Basic != nil }
+
+// UnmarshalYAML reads the section strictly: an unknown field (a typo of
+// "tokens", say) is an error rather than an open receiver.
+func (c *AuthConfig) UnmarshalYAML(n *yaml.Node) error {
+	type plain AuthConfig
+	return strictDecode(n, (*plain)(c))
+}
+
+// strictDecode decodes n into v, refusing fields v does not have.
+func strictDecode(n *yaml.Node, v any) error {
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(v); err != nil {
+		return errors.New(strings.TrimPrefix(strings.ReplaceAll(err.Error(), "yaml: unmarshal errors:\n  ", ""), "yaml: "))
+	}
+	return nil
+}
+
+// Validate reports the first invalid setting; it reads the files the
+// settings name, so that a missing file or a bad line stops the start.
+func (c AuthConfig) Validate() error {
+	_, err := NewAuthenticator(c)
+	return err
+}
+
+// Authenticator checks the credentials of requests against AuthConfig.
+// It is safe for concurrent use.
+type Authenticator struct {
+	header string
+	scheme string
+	// tokens are the accepted bearer tokens, in the order of the
+	// settings: token, tokens, then the file's lines.
+	tokens [][]byte
+	users  map[string][]byte
+
+	// bcrypt is slow by design: one comparison at a time, and the
+	// successful ones remembered (by a hash of the user, the password and
+	// the stored hash), as exporter-toolkit does.
+	bcryptMu sync.Mutex
+	mu       sync.Mutex
+	good     map[[sha256.Size]byte]struct{}
+}
+
+// maxGoodCache bounds the remembered successful basic-auth checks.
+const maxGoodCache = 1024
+
+// NewAuthenticator reads the tokens and the htpasswd users of c; nil when
+// c asks for no credentials.
+func NewAuthenticator(c AuthConfig) (*Authenticator, error) {
+	if !c.Enabled() {
+		return nil, nil
+	}
+	a := &Authenticator{header: "authorization", good: map[[sha256.Size]byte]struct{}{}}
+	if bt := c.BearerToken; bt != nil {
+		if bt.Header != "" {
+			a.header = strings.ToLower(strings.TrimSpace(bt.Header))
+		}
+		a.scheme = "Bearer"
+		if bt.Scheme != nil {
+			a.scheme = strings.TrimSpace(*bt.Scheme)
+		}
+		if bt.Token != "" {
+			a.tokens = append(a.tokens, []byte(bt.Token))
+		}
+		for i, t := range bt.Tokens {
+			if strings.TrimSpace(string(t)) == "" {
+				return nil, fmt.Errorf("bearertokenauth.tokens[%d]: empty token", i)
+			}
+			a.tokens = append(a.tokens, []byte(t))
+		}
+		if bt.Filename != "" {
+			b, err := os.ReadFile(bt.Filename)
+			if err != nil {
+				return nil, fmt.Errorf("bearertokenauth.filename: read tokens: %w", err)
+			}
+			toks := ParseTokens(b)
+			if len(toks) == 0 {
+				return nil, fmt.Errorf("bearertokenauth.filename: %s holds no token", bt.Filename)
+			}
+			for _, t := range toks {
+				a.tokens = append(a.tokens, []byte(t))
+			}
+		}
+		if len(a.tokens) == 0 {
+			return nil, errors.New("bearertokenauth: set token, tokens or filename")
+		}
+	}
+	if ba := c.Basic; ba != nil {
+		a.users = map[string][]byte{}
+		if ba.Htpasswd.File != "" {
+			b, err := os.ReadFile(ba.Htpasswd.File)
+			if err != nil {
+				return nil, fmt.Errorf("basicauth.htpasswd.file: read: %w", err)
+			}
+			users, err := ParseHtpasswd(b)
+			if err != nil {
+				return nil, fmt.Errorf("basicauth.htpasswd.file: %s: %w", ba.Htpasswd.File, err)
+			}
+			for u, h := range users {
+				a.users[u] = h
+			}
+		}
+		if ba.Htpasswd.Inline != "" {
+			users, err := ParseHtpasswd([]byte(ba.Htpasswd.Inline))
+			if err != nil {
+				return nil, fmt.Errorf("basicauth.htpasswd.inline: %w", err)
+			}
+			for u, h := range users {
+				if _, dup := a.users[u]; dup {
+					return nil, fmt.Errorf("basicauth.htpasswd: user %q is in both file and inline", u)
+				}
+				a.users[u] = h
+			}
+		}
+		if len(a.users) == 0 {
+			return nil, errors.New("basicauth.htpasswd: set file or inline, with at least one user")
+		}
+	}
+	return a, nil
+}
+
+// ParseTokens reads a token file: one token a line, surrounding blanks
+// trimmed, blank lines and lines starting with # skipped.
+func ParseTokens(b []byte) []string {
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, len(b)+1)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// ParseHtpasswd reads an htpasswd file of bcrypt hashes (htpasswd -B):
+// "user:$2y$..." lines; blank lines and lines starting with # are
+// skipped. Another hash kind (MD5, SHA-1, crypt, plain text) is an error
+// naming its line, never a password accepted as written. The error never
+// quotes a hash.
+func ParseHtpasswd(b []byte) (map[string][]byte, error) {
+	users := map[string][]byte{}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		n := i + 1
+		user, hash, ok := strings.Cut(line, ":")
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("line %d: not user:hash", n)
+		case user == "":
+			return nil, fmt.Errorf("line %d: empty user name", n)
+		case strings.ContainsAny(user, " \t"):
+			return nil, fmt.Errorf("line %d: the user name has a blank", n)
+		}
+		if _, dup := users[user]; dup {
+			return nil, fmt.Errorf("line %d: user %q appears twice", n, user)
+		}
+		if _, err := bcrypt.Cost([]byte(hash)); err != nil {
+			return nil, fmt.Errorf("line %d: user %q: not a bcrypt hash (make one with htpasswd -nB USER)", n, user)
+		}
+		users[user] = []byte(hash)
+	}
+	return users, nil
+}
+
+// ErrUnauthenticated is what Authenticate returns for missing or wrong
+// credentials.
+var ErrUnauthenticated = errors.New("unauthenticated")
+
+// fakeHash is compared against for an unknown user, so that the answer
+// takes as long as for a known one (exporter-toolkit's: "fakepassword").
+var fakeHash = []byte("$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LDeSi")
+
+// Authenticate checks the credentials in md (lower-case keys, as gRPC
+// metadata; HTTP headers lower-cased) and returns the identity: the
+// user's name for basic auth, "token-<i>" for the i-th bearer token (0
+// based, in the order token, tokens, the file's lines). Missing or wrong
+// credentials give an error wrapping ErrUnauthenticated; its message
+// never quotes the credential.
+func (a *Authenticator) Authenticate(md map[string][]string) (string, error) {
+	if len(a.tokens) > 0 {
+		if v := first(md, a.header); v != "" {
+			if id, ok := a.bearer(v); ok {
+				return id, nil
+			}
+			if a.users == nil || a.header != "authorization" || !hasScheme(v, "Basic") {
+				return "", fmt.Errorf("%w: the bearer token is not accepted", ErrUnauthenticated)
+			}
+		}
+	}
+	if a.users != nil {
+		v := first(md, "authorization")
+		if v == "" {
+			return "", fmt.Errorf("%w: no credentials", ErrUnauthenticated)
+		}
+		user, pass, ok := parseBasic(v)
+		if !ok {
+			return "", fmt.Errorf("%w: the Authorization header is not basic auth", ErrUnauthenticated)
+		}
+		if a.checkPassword(user, pass) {
+			return user, nil
+		}
+		return "", fmt.Errorf("%w: wrong user name or password", ErrUnauthenticated)
+	}
+	return "", fmt.Errorf("%w: no bearer token", ErrUnauthenticated)
+}
+
+// bearer checks "<scheme> <token>" against every token, in constant time
+// for each.
+func (a *Authenticator) bearer(v string) (string, bool) {
+	tok := v
+	if a.scheme != "" {
+		if !hasScheme(v, a.scheme) {
+			return "", false
+		}
+		tok = strings.TrimSpace(v[len(a.scheme)+1:])
+	}
+	found := -1
+	for i, t := range a.tokens {
+		if subtle.ConstantTimeCompare([]byte(tok), t) == 1 && found < 0 {
+			found = i
+		}
+	}
+	if found < 0 {
+		return "", false
+	}
+	return "token-" + strconv.Itoa(found), true
+}
+
+func (a *Authenticator) checkPassword(user, pass string) bool {
+	hash, known := a.users[user]
+	if !known {
+		hash = fakeHash
+	}
+	h := sha256.New()
+	for _, s := range []string{user, pass, string(hash)} {
+		h.Write([]byte(strconv.Itoa(len(s))))
+		h.Write([]byte{0})
+		h.Write([]byte(s))
+	}
+	var key [sha256.Size]byte
+	h.Sum(key[:0])
+	a.mu.Lock()
+	_, ok := a.good[key]
+	a.mu.Unlock()
+	if ok {
+		return known
+	}
+	a.bcryptMu.Lock()
+	err := bcrypt.CompareHashAndPassword(hash, []byte(pass))
+	a.bcryptMu.Unlock()
+	if err != nil || !known {
+		return false
+	}
+	a.mu.Lock()
+	if len(a.good) >= maxGoodCache {
+		clear(a.good)
+	}
+	a.good[key] = struct{}{}
+	a.mu.Unlock()
+	return true
+}
+
+// hasScheme reports whether v starts with scheme and a blank, the scheme
+// compared without case (RFC 9110).
+func hasScheme(v, scheme string) bool {
+	return len(v) > len(scheme) && strings.EqualFold(v[:len(scheme)], scheme) && (v[len(scheme)] == ' ' || v[len(scheme)] == '\t')
+}
+
+func parseBasic(v string) (user, pass string, ok bool) {
+	if !hasScheme(v, "Basic") {
+		return "", "", false
+	}
+	b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(v[len("Basic "):]))
+	if err != nil {
+		return "", "", false
+	}
+	return strings.Cut(string(b), ":")
+}
+
+func first(md map[string][]string, key string) string {
+	if vs := md[key]; len(vs) > 0 {
+		return vs[0]
+	}
+	return ""
+}
+
+type identityKey struct{}
+
+// Identity returns the identity a request was authenticated as: the
+// basic-auth user name, or "token-<i>" for a bearer token (see
+// Authenticator.Authenticate). ok is false when the receiver asks for no
+// credentials.
+func Identity(ctx context.Context) (string, bool) {
+	id, ok := ctx.Value(identityKey{}).(string)
+	return id, ok
+}
+
+// WithIdentity returns ctx carrying the authenticated identity id, as the
+// receiver sets it (for tests of code that reads Identity).
+func WithIdentity(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, identityKey{}, id)
+}
+
+// reasonUnauthenticated labels the requests refused for their
+// credentials, or by OnRequest.
+const reasonUnauthenticated = "unauthenticated"
+
+// authorize checks a request's credentials and runs OnRequest; it
+// returns the context the consumers get.
+func (r *Receiver) authorize(ctx context.Context, md map[string][]string) (context.Context, outcome, bool) {
+	if a := r.opts.Auth; a != nil {
+		id, err := a.Authenticate(md)
+		if err != nil {
+			return ctx, refuse(codes.Unauthenticated, reasonUnauthenticated, err.Error()), false
+		}
+		ctx = WithIdentity(ctx, id)
+	}
+	if r.opts.OnRequest != nil {
+		next, err := r.opts.OnRequest(ctx, md)
+		if err != nil {
+			code := codes.Unauthenticated
+			if st, ok := status.FromError(err); ok && st.Code() != codes.Unknown && st.Code() != codes.OK {
+				code = st.Code()
+				err = errors.New(st.Message())
+			}
+			return ctx, refuse(code, reasonUnauthenticated, err.Error()), false
+		}
+		if next != nil {
+			ctx = next
+		}
+	}
+	return ctx, outcome{}, true
+}
+
+// checksRequests reports whether requests go through authorize.
+func (r *Receiver) checksRequests() bool { return r.opts.Auth != nil || r.opts.OnRequest != nil }
+
+// unaryAuth is the gRPC interceptor of authorize.
+func (r *Receiver) unaryAuth(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	md, _ := metadata.FromIncomingContext(ctx)
+	ctx, o, ok := r.authorize(ctx, md)
+	if !ok {
+		r.observe(transportGRPC, r.signalOf(info.FullMethod), o, 0)
+		return nil, o.grpcStatus().Err()
+	}
+	return handler(ctx, req)
+}
+
+// signalOf returns the signal of a gRPC method, nil if none.
+func (r *Receiver) signalOf(method string) *signal {
+	for _, sig := range r.sigs {
+		if svc, ok := grpcServices[sig.name]; ok && method == "/"+svc.service+"/Export" {
+			return sig
+		}
+	}
+	return nil
+}
+
+// headerMD returns h with lower-case keys, as gRPC metadata has them.
+func headerMD(h http.Header) map[string][]string {
+	md := make(map[string][]string, len(h))
+	for k, v := range h {
+		md[strings.ToLower(k)] = v
+	}
+	return md
+}
+
+// challenge is the WWW-Authenticate header of a 401.
+func (r *Receiver) challenge() string {
+	if a := r.opts.Auth; a != nil && a.users == nil && a.scheme != "" {
+		return a.scheme
+	}
+	return `Basic realm="vigil"`
+}
