@@ -39,7 +39,8 @@ func needOf(r *http.Request) tenant.Need {
 		return tenant.NeedWrite
 	case strings.HasPrefix(p, push.PathPrefix), strings.HasPrefix(p, push.Base64PathPrefix):
 		return tenant.NeedWrite
-	case readPaths[p], strings.HasPrefix(p, "/api/v1/label/") && strings.HasSuffix(p, "/values"):
+	case readPaths[p], strings.HasPrefix(p, "/api/v1/label/") && strings.HasSuffix(p, "/values"),
+		p == "/api/v1/traces", strings.HasPrefix(p, "/api/v1/traces/"), p == "/api/v1/logs", p == "/api/v1/slow":
 		return tenant.NeedRead
 	case strings.HasPrefix(p, "/api/v1/admin/"):
 		return tenant.NeedAdmin

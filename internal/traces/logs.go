@@ -9,7 +9,6 @@ import (
 
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
-	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // Limits of log searches.
@@ -72,7 +71,7 @@ func (s *Store) SearchLogs(ctx context.Context, q LogQuery) ([]LogRecord, error)
 	if err != nil {
 		return nil, fmt.Errorf("search logs: %w", err)
 	}
-	recs, err := s.loadLogs(refs, q.Service)
+	recs, err := s.loadLogs(refs, q.Service, readableIn(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("search logs: %w", err)
 	}
@@ -207,7 +206,7 @@ func (s *Store) requestLogRefs(ctx context.Context, id string, keep func(logRef)
 
 // logTraceID reads the trace id of a stored record.
 func (s *Store) logTraceID(r logRef) (pcommon.TraceID, error) {
-	recs, err := s.loadLogs([]logRef{r}, "")
+	recs, err := s.loadLogs([]logRef{r}, "", readable{})
 	if err != nil || len(recs) == 0 {
 		return pcommon.TraceID{}, err
 	}
@@ -218,38 +217,59 @@ func (s *Store) logTraceID(r logRef) (pcommon.TraceID, error) {
 // empty) in w.
 func (s *Store) scanLogs(ctx context.Context, service string, w window, limit int) ([]LogRecord, error) {
 	var refs []logRef
+	// Under tenancy the records themselves are scanned, so that the limit
+	// counts only the tenant's: the service index holds no owner.
+	may := readableIn(ctx)
+	var bad error
 	for _, p := range s.partsIn(w, true) {
 		pfx := prefix(nil, p, kindLog)
-		if service != "" {
+		if service != "" && !may.on {
 			pfx = appendStr(prefix(nil, p, kindLogSvc), service)
 		}
 		lower, upper := be64(slices.Clone(pfx), w.lo), prefixEnd(pfx)
 		if w.hi != ^uint64(0) {
 			upper = be64(slices.Clone(pfx), w.hi+1)
 		}
-		err := s.scan(ctx, lower, upper, true, func(k, _ []byte) bool {
-			if r, ok := parseLogRef(k); ok && len(k) == len(pfx)+logRefLen {
-				refs = append(refs, r)
+		err := s.scan(ctx, lower, upper, true, func(k, v []byte) bool {
+			r, ok := parseLogRef(k)
+			if !ok || len(k) != len(pfx)+logRefLen {
+				return true
 			}
+			if may.on {
+				sum, _, _, err := decodeRecord(v)
+				if err != nil {
+					bad = fmt.Errorf("read log record: %w", err)
+					return false
+				}
+				svc, owner, err := decodeLogSummary(sum)
+				if err != nil {
+					bad = fmt.Errorf("read log record: %w", err)
+					return false
+				}
+				if service != "" && string(svc) != service || !may.has(owner) {
+					return true
+				}
+			}
+			refs = append(refs, r)
 			return len(refs) < limit
 		})
-		if err != nil {
+		if err = errors.Join(err, bad); err != nil {
 			return nil, fmt.Errorf("search logs: %w", err)
 		}
 		if len(refs) >= limit {
 			break
 		}
 	}
-	recs, err := s.loadLogs(refs, service)
+	recs, err := s.loadLogs(refs, service, may)
 	if err != nil {
 		return nil, fmt.Errorf("search logs: %w", err)
 	}
 	return recs, nil
 }
 
-// loadLogs reads the records refs name, of service when it is not empty,
-// sorted oldest first.
-func (s *Store) loadLogs(refs []logRef, service string) ([]LogRecord, error) {
+// loadLogs reads the records refs name, of service when it is not empty
+// and that may has, sorted oldest first.
+func (s *Store) loadLogs(refs []logRef, service string, may readable) ([]LogRecord, error) {
 	slices.SortFunc(refs, func(a, b logRef) int {
 		switch {
 		case a.less(b):
@@ -271,7 +291,7 @@ func (s *Store) loadLogs(refs []logRef, service string) ([]LogRecord, error) {
 		if val == nil {
 			continue // deleted by retention meanwhile
 		}
-		rec, ok, err := s.decodeLog(r, val, service, &res)
+		rec, ok, err := s.decodeLog(r, val, service, may, &res)
 		if err != nil {
 			return nil, err
 		}
@@ -282,17 +302,18 @@ func (s *Store) loadLogs(refs []logRef, service string) ([]LogRecord, error) {
 	return out, nil
 }
 
-// decodeLog decodes a stored record; false when it is not of service.
-func (s *Store) decodeLog(r logRef, val []byte, service string, res *resources) (LogRecord, bool, error) {
+// decodeLog decodes a stored record; false when it is not of service or
+// not one may has.
+func (s *Store) decodeLog(r logRef, val []byte, service string, may readable, res *resources) (LogRecord, bool, error) {
 	sum, h, item, err := decodeRecord(val)
 	if err != nil {
 		return LogRecord{}, false, fmt.Errorf("read log record: %w", err)
 	}
-	svc, n := protowire.ConsumeBytes(sum)
-	if n < 0 {
-		return LogRecord{}, false, fmt.Errorf("read log record: %w", errCorrupt)
+	svc, owner, err := decodeLogSummary(sum)
+	if err != nil {
+		return LogRecord{}, false, fmt.Errorf("read log record: %w", err)
 	}
-	if service != "" && string(svc) != service {
+	if service != "" && string(svc) != service || !may.has(owner) {
 		return LogRecord{}, false, nil
 	}
 	sc, err := res.get(r.part, h)

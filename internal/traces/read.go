@@ -86,12 +86,29 @@ func (s *Store) eachTracePart(kind byte, tid pcommon.TraceID, fn func(p uint32) 
 	return nil
 }
 
-// eachSpanRecord calls fn with the value of each stored span of trace tid.
+// eachSpanRecord calls fn with the value of each stored span of trace tid
+// that a read in ctx may see.
 func (s *Store) eachSpanRecord(ctx context.Context, tid pcommon.TraceID, fn func(p uint32, val []byte) error) error {
+	may := readableIn(ctx)
 	return s.eachTracePart(kindTrace, tid, func(p uint32) error {
 		lower := traceKey(nil, p, kindSpan, tid)
 		var ferr error
 		err := s.scan(ctx, lower, prefixEnd(lower), false, func(_, v []byte) bool {
+			if may.on {
+				b, _, _, err := decodeRecord(v)
+				if err != nil {
+					ferr = fmt.Errorf("read span of trace %s: %w", tid, err)
+					return false
+				}
+				sum, err := decodeSpanSummary(b)
+				if err != nil {
+					ferr = fmt.Errorf("read span of trace %s: %w", tid, err)
+					return false
+				}
+				if !may.has(sum.owner) {
+					return true
+				}
+			}
 			ferr = fn(p, v)
 			return ferr == nil
 		})

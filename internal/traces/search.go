@@ -148,6 +148,7 @@ func (s *Store) scanIndex(ctx context.Context, p uint32, pl plan, q *TraceQuery,
 	}
 	lower, upper := pl.bounds(p, q, w)
 	var bad error
+	may := readableIn(ctx)
 	err := s.scan(ctx, lower, upper, reverse, func(k, v []byte) bool {
 		ref, ok := parseSpanRef(k)
 		sum, err := decodeSpanSummary(v)
@@ -155,7 +156,7 @@ func (s *Store) scanIndex(ctx context.Context, p uint32, pl plan, q *TraceQuery,
 			bad = fmt.Errorf("read index entry %q: %w", k, errCorrupt)
 			return false
 		}
-		if !q.matches(w, &sum) {
+		if !q.matches(w, &sum) || !may.has(sum.owner) {
 			return true
 		}
 		return fn(ref, &sum)

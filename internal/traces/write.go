@@ -9,7 +9,8 @@ import (
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
-	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/vigil-obs/vigil/internal/tenant"
 )
 
 const unknownService = "unknown_service"
@@ -42,6 +43,7 @@ func (s *Store) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	}
 	w := s.newWriter("spans")
 	defer w.close()
+	w.owner, _ = tenant.WriteID(ctx)
 	rss := td.ResourceSpans()
 	if len(wire) != rss.Len() {
 		return fmt.Errorf("cut spans: %d resources on the wire, %d in the request", len(wire), rss.Len())
@@ -97,6 +99,7 @@ func (s *Store) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
 	}
 	w := s.newWriter("logs")
 	defer w.close()
+	w.owner, _ = tenant.WriteID(ctx)
 	rls := ld.ResourceLogs()
 	if len(wire) != rls.Len() {
 		return fmt.Errorf("cut logs: %d resources on the wire, %d in the request", len(wire), rls.Len())
@@ -142,6 +145,9 @@ type writer struct {
 	parts       map[uint32]bool
 	stored      int
 	err         error
+	// owner is the tenant of the batch (tenancy), stamped on every
+	// record's summary.
+	owner string
 }
 
 type resourceRef struct {
@@ -229,7 +235,7 @@ func (w *writer) span(sp ptrace.Span, item []byte, service, resTenant string, re
 		tenant = resTenant
 	}
 	name := sp.Name()
-	w.sum = appendSummary(w.sum[:0], start, dur, flags, service, name, tenant)
+	w.sum = appendSummary(w.sum[:0], start, dur, flags, service, name, tenant, w.owner)
 	w.resource(p, h, rec)
 	w.val = appendRecord(w.val[:0], w.sum, h, item)
 	w.set(spanKey(w.key[:0], p, tid, sid), w.val)
@@ -277,7 +283,7 @@ func (w *writer) log(lr plog.LogRecord, item []byte, service string, rec []byte,
 	}
 	ref := logRef{part: p, t: t, seq: w.s.seq.Add(1)}
 	w.resource(p, h, rec)
-	w.sum = protowire.AppendBytes(w.sum[:0], []byte(service))
+	w.sum = appendLogSummary(w.sum[:0], service, w.owner)
 	w.val = appendRecord(w.val[:0], w.sum, h, item)
 	w.set(logKey(w.key[:0], ref), w.val)
 
