@@ -75,6 +75,9 @@ fuzz:
 	$(GO) test ./internal/drift -run '^$$' -fuzz '^FuzzCSVMatchesStdlib$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/drift -run '^$$' -fuzz '^FuzzParseDecimal$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/hops -run '^$$' -fuzz '^FuzzBreakdown$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/ingest/otlp -run '^$$' -fuzz '^FuzzParseHtpasswd$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/ingest/otlp -run '^$$' -fuzz '^FuzzParseTokens$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/ingest/otlp -run '^$$' -fuzz '^FuzzAuthenticate$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/ingest/fileimport -run '^$$' -fuzz '^FuzzRead$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/ingest/fileimport -run '^$$' -fuzz '^FuzzReadOTLPDerived$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/ingest/otlp -run '^$$' -fuzz '^FuzzHTTPProto$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x

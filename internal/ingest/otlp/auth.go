@@ -237,12 +237,22 @@ func ParseHtpasswd(b []byte) (map[string][]byte, error) {
 		if _, dup := users[user]; dup {
 			return nil, fmt.Errorf("line %d: user %q appears twice", n, user)
 		}
-		if _, err := bcrypt.Cost([]byte(hash)); err != nil {
+		if !isBcrypt(hash) {
 			return nil, fmt.Errorf("line %d: user %q: not a bcrypt hash (make one with htpasswd -nB USER)", n, user)
 		}
 		users[user] = []byte(hash)
 	}
 	return users, nil
+}
+
+// isBcrypt reports whether hash is a bcrypt hash: $2a$, $2b$ or $2y$,
+// a cost, 60 bytes.
+func isBcrypt(hash string) bool {
+	if len(hash) != 60 || !(strings.HasPrefix(hash, "$2a$") || strings.HasPrefix(hash, "$2b$") || strings.HasPrefix(hash, "$2y$")) {
+		return false
+	}
+	_, err := bcrypt.Cost([]byte(hash))
+	return err == nil
 }
 
 // ErrUnauthenticated is what Authenticate returns for missing or wrong
