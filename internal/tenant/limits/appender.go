@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/exemplar"
 	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/model/labels"
@@ -76,7 +77,7 @@ var _ storage.AppenderV2 = (*limitedAppender)(nil)
 
 func (a *limitedAppender) Append(ref storage.SeriesRef, ls labels.Labels, st, t int64, v float64, h *histogram.Histogram, fh *histogram.FloatHistogram, opts storage.AOptions) (storage.SeriesRef, error) {
 	hash := ls.Hash()
-	created, err := a.e.seen(a.st, a.lim, ls.Get(labels.MetricName), hash, a.at)
+	created, err := a.e.seen(a.st, a.lim, ls.Get(model.MetricNameLabel), hash, a.at)
 	if err != nil {
 		return 0, err
 	}
