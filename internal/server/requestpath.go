@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/prometheus/storage"
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -66,14 +67,20 @@ func (s *Server) startRequestPath(ctx context.Context, host component.Host, budg
 		logger.Info("trace store closed", "took", time.Since(start).Round(time.Millisecond))
 		return nil
 	})
-	if rp.spans, err = spanmetrics.New(cfg.SpanMetrics, s.st, s.now, logger, s.reg); err != nil {
+	// Under tenancy each tenant's derivation counts itself under its
+	// tenant label; these, unused by the receivers then, under Vigil's.
+	var derivedReg prometheus.Registerer = s.reg
+	if s.tenancy.Enabled() {
+		derivedReg = prometheus.WrapRegistererWith(prometheus.Labels{"tenant": cfg.Tenancy.InternalTenant}, s.reg)
+	}
+	if rp.spans, err = spanmetrics.New(cfg.SpanMetrics, s.st, s.now, logger, derivedReg); err != nil {
 		return fmt.Errorf("span metrics: %w", err)
 	}
 	// Its last flush, at Shutdown, comes after the receiver stopped.
 	if err := s.run(ctx, host, "span metrics", rp.spans.Run); err != nil {
 		return err
 	}
-	if rp.logsig, err = logsignals.New(cfg.LogSignals, s.st, s.now, logger, s.reg); err != nil {
+	if rp.logsig, err = logsignals.New(cfg.LogSignals, s.st, s.now, logger, derivedReg); err != nil {
 		return fmt.Errorf("log signals: %w", err)
 	}
 	if cfg.Forwarding.Enabled() {
@@ -86,6 +93,15 @@ func (s *Server) startRequestPath(ctx context.Context, host component.Host, budg
 	}
 	rp.tracesIn = redactedTraces{s.red, bothTraces{rp.traces, rp.spans, rp.logsig, rp.fwd}}
 	rp.logsIn = redactedLogs{s.red, bothLogs{rp.traces, rp.logsig, rp.fwd}}
+	if s.tenancy.Enabled() {
+		// Each tenant's spans and logs derive its own series.
+		pool := newDerivedPool(cfg, s.st, s.now, logger, s.reg)
+		if err := s.add(ctx, host, "tenants' span metrics", pool); err != nil {
+			return err
+		}
+		rp.tracesIn = redactedTraces{s.red, tenantTraces{rp.traces, pool, rp.fwd}}
+		rp.logsIn = redactedLogs{s.red, tenantLogs{rp.traces, pool, rp.fwd}}
+	}
 	var metrics storage.AppendableV2 = s.st
 	if s.tenancy.Enabled() {
 		metrics = tenant.Writes{A: s.st}

@@ -14,6 +14,9 @@ import (
 	"github.com/golang/snappy"
 	"github.com/prometheus/prometheus/prompb"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/pcommon"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/vigil-obs/vigil/internal/tenant"
 )
@@ -222,4 +225,109 @@ func TestTenancyIsolation(t *testing.T) {
 	require.Contains(t, a.body, `{"owner":"tenant_a_marker"},"value":[`+ts+`,"4"]`, "a sees its 4 series: %s", a.body)
 	a = send(t, http.MethodGet, base+"/api/v1/query?"+q("query", `pushed_metric`, "time", ts).Encode(), "b", "", nil)
 	require.Contains(t, a.body, `"result":[]`, "b's deleted group: %s", a.body)
+}
+
+// tenantSpans is one trace of tenant id: a server span of its own service
+// calling another, and a log record in the trace.
+func tenantSpans(id string, at time.Time, trace byte) (ptrace.Traces, plog.Logs) {
+	td := ptrace.NewTraces()
+	tid := pcommon.TraceID{0xaa, 15: trace}
+	for i, svc := range []string{"front_" + marker(id), "back_" + marker(id)} {
+		rs := td.ResourceSpans().AppendEmpty()
+		rs.Resource().Attributes().PutStr("service.name", svc)
+		sp := rs.ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		sp.SetTraceID(tid)
+		sp.SetSpanID(pcommon.SpanID{byte(i + 1), 7: trace})
+		if i == 1 {
+			sp.SetParentSpanID(pcommon.SpanID{1, 7: trace})
+		}
+		sp.SetKind(ptrace.SpanKindServer)
+		sp.SetName("GET /" + marker(id))
+		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(at))
+		sp.SetEndTimestamp(pcommon.NewTimestampFromTime(at.Add(time.Duration(3-i) * 100 * time.Millisecond)))
+		sp.Attributes().PutStr("request_id", "req-shared")
+	}
+	ld := plog.NewLogs()
+	rl := ld.ResourceLogs().AppendEmpty()
+	rl.Resource().Attributes().PutStr("service.name", "front_"+marker(id))
+	lr := rl.ScopeLogs().AppendEmpty().LogRecords().AppendEmpty()
+	lr.SetTimestamp(pcommon.NewTimestampFromTime(at))
+	lr.SetTraceID(tid)
+	lr.Body().SetStr("handled for " + marker(id))
+	lr.Attributes().PutStr("request_id", "req-shared")
+	return td, ld
+}
+
+// TestTenancyRequestPath: spans and logs taken as tenants a and b (the
+// same trace id, the same request id) are read back by each tenant as its
+// own only, through the trace, log, slow and breakdown APIs, and each
+// tenant's span metrics and service graph are its own series.
+func TestTenancyRequestPath(t *testing.T) {
+	cfg := testConfig(t, t.TempDir())
+	cfg.Evaluation.Enabled = false
+	cfg.Tenancy.Enabled = true
+	cfg.SpanMetrics.FlushInterval = 0
+	require.NoError(t, cfg.Validate())
+	s := New(Options{Config: cfg})
+	require.NoError(t, s.Start(t.Context(), Host))
+	defer func() { require.NoError(t, s.Shutdown(t.Context())) }()
+	base := "http://" + s.Addr().String()
+	now := time.Now().Add(-time.Minute)
+	for i, id := range []string{"a", "b"} {
+		td, ld := tenantSpans(id, now, byte(i+1))
+		ctx := tenant.WithID(t.Context(), id)
+		require.NoError(t, s.Traces().ConsumeTraces(ctx, td))
+		require.NoError(t, s.Logs().ConsumeLogs(ctx, ld))
+	}
+	require.ErrorIs(t, s.Traces().ConsumeTraces(t.Context(), ptrace.NewTraces()), tenant.ErrNoTenant, "spans with no tenant")
+
+	tidOf := map[string]string{"a": "aa000000000000000000000000000001", "b": "aa000000000000000000000000000002"}
+	tried, cross := 0, 0
+	for _, path := range []string{
+		"/api/v1/traces/" + tidOf["a"],
+		"/api/v1/traces/" + tidOf["b"],
+		"/api/v1/traces/" + tidOf["a"] + "/breakdown",
+		"/api/v1/traces/" + tidOf["b"] + "/breakdown",
+		"/api/v1/logs?trace_id=" + tidOf["a"],
+		"/api/v1/logs?trace_id=" + tidOf["b"],
+		"/api/v1/traces?service=front_" + marker("b"),
+		"/api/v1/traces?service=front_" + marker("a"),
+		"/api/v1/traces?correlation_id=req-shared",
+		"/api/v1/traces?limit=1000",
+		"/api/v1/logs?request_id=req-shared",
+		"/api/v1/logs",
+		"/api/v1/logs?service=front_" + marker("b"),
+		"/api/v1/slow?window=1h",
+		"/api/v1/query?query=" + url.QueryEscape(`{__name__=~"traces_.+"}`),
+		"/api/v1/query?query=" + url.QueryEscape(`traces_service_graph_request_total`),
+		"/api/v1/series?match[]=" + url.QueryEscape(`{__name__=~"traces_.+"}`),
+	} {
+		for _, who := range []string{"a", "b", ""} {
+			ans := send(t, http.MethodGet, base+path, who, "", nil)
+			tried++
+			switch who {
+			case "":
+				if ans.code != http.StatusUnauthorized || strings.Contains(ans.body, "_marker") {
+					cross++
+					t.Errorf("GET %s with no tenant: %d %.200s", path, ans.code, ans.body)
+				}
+			default:
+				other := map[string]string{"a": "b", "b": "a"}[who]
+				if strings.Contains(ans.body, marker(other)) {
+					cross++
+					t.Errorf("GET %s as %s reads %s's: %.400s", path, who, other, ans.body)
+				}
+			}
+		}
+	}
+	t.Logf("request path: %d requests, %d cross-tenant reads", tried, cross)
+	for _, who := range []string{"a", "b"} {
+		ans := send(t, http.MethodGet, base+"/api/v1/traces/"+tidOf[who], who, "", nil)
+		require.Equal(t, http.StatusOK, ans.code, ans.body)
+		require.Contains(t, ans.body, marker(who))
+		ans = send(t, http.MethodGet, base+"/api/v1/logs?request_id=req-shared", who, "", nil)
+		require.Contains(t, ans.body, "handled for "+marker(who))
+		ans = send(t, http.MethodGet, base+"/api/v1/query?query="+url.QueryEscape(`sum by (service_name) (traces_span_metrics_calls_total)`), who, "", nil)
+		require.Contains(t, ans.body, "front_"+marker(who), "%s's span metrics: %s", who, ans.body)
+	}
 }

@@ -5,7 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/collector/pdata/ptrace"
 
 	"github.com/vigil-obs/vigil/internal/tenant"
 )
@@ -79,4 +81,22 @@ func TestTenancy(t *testing.T) {
 	recs, err := ts.SearchLogs(context.Background(), LogQuery{Service: "api"})
 	require.NoError(t, err)
 	require.Len(t, recs, 4, "Vigil's own read sees every tenant's")
+}
+
+// TestTenancyNoOverwrite: a tenant that writes a span with another
+// tenant's trace and span ids (learnt from a propagated context) does not
+// replace it; its own span is dropped and counted.
+func TestTenancyNoOverwrite(t *testing.T) {
+	ts := open(t, nil)
+	spans := func(name string) ptrace.Traces {
+		return traces(t, spanSpec{trace: 1, span: 1, service: "api", name: name, start: time.Minute, dur: time.Second})
+	}
+	require.NoError(t, ts.ConsumeTraces(tenant.WithID(context.Background(), "a"), spans("a's")))
+	require.NoError(t, ts.ConsumeTraces(tenant.WithID(context.Background(), "b"), spans("b's")))
+	td, err := ts.Trace(tenant.WithID(context.Background(), "a"), tid(1))
+	require.NoError(t, err)
+	require.Equal(t, "a's", td.ResourceSpans().At(0).ScopeSpans().At(0).Spans().At(0).Name())
+	_, err = ts.Trace(tenant.WithID(context.Background(), "b"), tid(1))
+	require.ErrorIs(t, err, ErrNotFound)
+	require.Equal(t, 1.0, testutil.ToFloat64(ts.m.dropped.WithLabelValues("spans", "other_tenant")))
 }

@@ -219,6 +219,11 @@ func (w *writer) span(sp ptrace.Span, item []byte, service, resTenant string, re
 	if !ok {
 		return
 	}
+	if w.owner != "" && w.ownedElsewhere(spanKey(w.key[:0], p, tid, sid)) {
+		// Another tenant's span of the same ids: first written, kept.
+		w.s.m.dropped.WithLabelValues(w.signal, "other_tenant").Inc()
+		return
+	}
 	var dur uint64
 	if end := uint64(sp.EndTimestamp()); end > start {
 		dur = end - start
@@ -266,6 +271,22 @@ func (w *writer) span(sp ptrace.Span, item []byte, service, resTenant string, re
 		w.marker(append(prefix(w.key[:0], p, kindCorr), id...))
 	}
 	w.stored++
+}
+
+// ownedElsewhere reports whether the span at key is stored already under
+// another owner than the batch's: a tenant never replaces another's span,
+// even one whose trace and span ids it learnt from a propagated context.
+func (w *writer) ownedElsewhere(key []byte) bool {
+	v, err := w.s.getCopy(key)
+	if err != nil || v == nil {
+		return err != nil
+	}
+	b, _, _, err := decodeRecord(v)
+	if err != nil {
+		return true
+	}
+	sum, err := decodeSpanSummary(b)
+	return err != nil || string(sum.owner) != w.owner
 }
 
 // log writes a log record, its resource and its index entries.

@@ -1,0 +1,159 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/collector/component"
+	"go.opentelemetry.io/collector/pdata/plog"
+	"go.opentelemetry.io/collector/pdata/ptrace"
+
+	"github.com/vigil-obs/vigil/internal/config"
+	"github.com/vigil-obs/vigil/internal/forward"
+	"github.com/vigil-obs/vigil/internal/logsignals"
+	"github.com/vigil-obs/vigil/internal/spanmetrics"
+	"github.com/vigil-obs/vigil/internal/store"
+	"github.com/vigil-obs/vigil/internal/tenant"
+	"github.com/vigil-obs/vigil/internal/traces"
+)
+
+// derived is what one tenant's spans and logs derive: span metrics, the
+// service graph and log signals.
+type derived struct {
+	spans *spanmetrics.Consumer
+	sig   *logsignals.Consumer
+}
+
+// derivedPool keeps, under tenancy, each tenant's own derivation, so that
+// a tenant's span metrics, service graph and log-derived counters are
+// computed from its spans and logs alone (no edge joins two tenants'
+// spans, no template mixes their logs) and are stamped with its tenant. A
+// tenant's derivation starts with its first spans or logs; Shutdown flushes
+// every one. Its self-metrics carry the tenant as a constant label.
+type derivedPool struct {
+	cfg    config.Config
+	st     *store.Embedded
+	now    func() time.Time
+	logger *slog.Logger
+	reg    prometheus.Registerer
+
+	mu      sync.Mutex
+	by      map[string]*derived
+	ctx     context.Context
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	stopped bool
+	errs    []error
+}
+
+var _ component.Component = (*derivedPool)(nil)
+
+func newDerivedPool(cfg config.Config, st *store.Embedded, now func() time.Time, logger *slog.Logger, reg prometheus.Registerer) *derivedPool {
+	return &derivedPool{cfg: cfg, st: st, now: now, logger: logger, reg: reg, by: map[string]*derived{}}
+}
+
+// Start implements component.Component.
+func (p *derivedPool) Start(context.Context, component.Host) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	return nil
+}
+
+// Shutdown stops every tenant's derivation; each flushes what it holds.
+func (p *derivedPool) Shutdown(context.Context) error {
+	p.mu.Lock()
+	if p.stopped {
+		p.mu.Unlock()
+		return nil
+	}
+	p.stopped = true
+	if p.cancel != nil {
+		p.cancel()
+	}
+	p.mu.Unlock()
+	p.wg.Wait()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return errors.Join(p.errs...)
+}
+
+// get returns tenant id's derivation, starting it on first use.
+func (p *derivedPool) get(id string) (*derived, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if d, ok := p.by[id]; ok {
+		return d, nil
+	}
+	if p.stopped || p.ctx == nil {
+		return nil, errors.New("the span and log derivation is not running")
+	}
+	app := tenant.Writes{A: p.st, Of: func(context.Context) (string, bool) { return id, true }}
+	reg := prometheus.WrapRegistererWith(prometheus.Labels{"tenant": id}, p.reg)
+	logger := p.logger.With("tenant", id)
+	spans, err := spanmetrics.New(p.cfg.SpanMetrics, app, p.now, logger, reg)
+	if err != nil {
+		return nil, fmt.Errorf("span metrics of tenant %s: %w", id, err)
+	}
+	sig, err := logsignals.New(p.cfg.LogSignals, app, p.now, logger, reg)
+	if err != nil {
+		return nil, fmt.Errorf("log signals of tenant %s: %w", id, err)
+	}
+	d := &derived{spans: spans, sig: sig}
+	p.by[id] = d
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		if err := spans.Run(p.ctx); err != nil {
+			p.mu.Lock()
+			p.errs = append(p.errs, fmt.Errorf("span metrics of tenant %s: %w", id, err))
+			p.mu.Unlock()
+		}
+	}()
+	return d, nil
+}
+
+// of is the derivation of the tenant of ctx.
+func (p *derivedPool) of(ctx context.Context) (*derived, error) {
+	id, ok := tenant.WriteID(ctx)
+	if !ok {
+		return nil, tenant.ErrNoTenant
+	}
+	return p.get(id)
+}
+
+// tenantTraces is bothTraces under tenancy: the store stamps each span
+// with the tenant of ctx, and the tenant's own derivation sees them.
+type tenantTraces struct {
+	st   *traces.Store
+	pool *derivedPool
+	fwd  *forward.Forwarder
+}
+
+func (b tenantTraces) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	d, err := b.pool.of(ctx)
+	if err != nil {
+		return err
+	}
+	return bothTraces{b.st, d.spans, d.sig, b.fwd}.ConsumeTraces(ctx, td)
+}
+
+// tenantLogs is bothLogs under tenancy.
+type tenantLogs struct {
+	st   *traces.Store
+	pool *derivedPool
+	fwd  *forward.Forwarder
+}
+
+func (b tenantLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	d, err := b.pool.of(ctx)
+	if err != nil {
+		return err
+	}
+	return bothLogs{b.st, d.sig, b.fwd}.ConsumeLogs(ctx, ld)
+}
