@@ -59,6 +59,19 @@ func New(defaults Limits, path string, reload time.Duration, logger *slog.Logger
 	if err := defaults.Validate(); err != nil {
 		return nil, fmt.Errorf("default limits: %w", err)
 	}
+	// The file is read before the metrics are registered, so that a
+	// caller may call New again after fixing it.
+	var b []byte
+	tenants := map[string]Limits{}
+	if path != "" {
+		var err error
+		if b, err = os.ReadFile(path); err != nil {
+			return nil, fmt.Errorf("read runtime limits file: %w", err)
+		}
+		if tenants, err = Parse(path, b, defaults); err != nil {
+			return nil, err
+		}
+	}
 	if reload <= 0 {
 		reload = DefaultReloadPeriod
 	}
@@ -71,6 +84,8 @@ func New(defaults Limits, path string, reload time.Duration, logger *slog.Logger
 		path:     path,
 		period:   reload,
 		logger:   logger.With("component", "limits"),
+		last:     b,
+		read:     path != "",
 		m: overridesMetrics{
 			failures: f.NewCounter(prometheus.CounterOpts{
 				Name: "vigil_tenant_limits_reload_failures_total",
@@ -86,14 +101,11 @@ func New(defaults Limits, path string, reload time.Duration, logger *slog.Logger
 			}),
 		},
 	}
-	o.cur.Store(&snapshot{defaults: defaults, tenants: map[string]Limits{}})
-	if path == "" {
-		o.m.successful.Set(1)
-		o.m.lastSuccess.SetToCurrentTime()
-		return o, nil
-	}
-	if err := o.Reload(); err != nil {
-		return nil, err
+	o.cur.Store(&snapshot{defaults: defaults, tenants: tenants})
+	o.m.successful.Set(1)
+	o.m.lastSuccess.SetToCurrentTime()
+	if path != "" {
+		o.logger.Info("runtime limits loaded", "file", path, "tenants", len(tenants))
 	}
 	return o, nil
 }

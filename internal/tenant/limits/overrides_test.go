@@ -68,6 +68,16 @@ func TestNewErrors(t *testing.T) {
 
 	_, err = New(Limits{MaxActiveSeries: -1}, "", 0, nil, nil)
 	require.EqualError(t, err, "default limits: max_active_series: must be 0 (unlimited) or more, not -1")
+
+	// A failed New registers nothing: the fixed file loads on the same
+	// registry.
+	reg := prometheus.NewRegistry()
+	_, err = New(Limits{}, bad, 0, nil, reg)
+	require.Error(t, err)
+	writeFile(t, bad, "overrides:\n  a:\n    ingestion_rate: 1\n")
+	o, err := New(Limits{}, bad, 0, nil, reg)
+	require.NoError(t, err)
+	require.Equal(t, 1.0, o.For("a").IngestionRate)
 }
 
 // The runtime file is read again while Run runs: a change shows in For
