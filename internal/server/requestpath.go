@@ -145,6 +145,7 @@ func (s *Server) startOTLP(ctx context.Context, host component.Host, budget inge
 		Gate:            budget.gate,
 		TLS:             tlsCfg,
 		Auth:            auth,
+		OnRequest:       s.otlpTenant(),
 		Logger:          logger.With("component", "otlp"),
 		Registerer:      s.reg,
 	})

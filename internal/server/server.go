@@ -122,9 +122,9 @@ type Server struct {
 	addr     net.Addr
 	// tenancy resolves the tenant of each request (off: Enabled false).
 	tenancy *tenant.Resolver
-	// basicAuth says the web config file checks basic-auth users, so a
-	// request's user is an identity tenancy may map.
-	basicAuth bool
+	// webUsers are the web config file's users, whose names tenancy may
+	// map to tenants.
+	webUsers *webUsers
 }
 
 // part is one started component and what the log calls it.
@@ -242,6 +242,7 @@ func (s *Server) start(ctx context.Context, host component.Host) error {
 	}
 	s.red = red
 	s.tenancy = tenant.NewResolver(cfg.Tenancy)
+	s.webUsers = &webUsers{path: cfg.Web.ConfigFile}
 	// Vigil's own logs go through redaction too.
 	logger := slog.New(redact.NewHandler(s.opts.Logger.Handler(), red))
 	s.logger = logger

@@ -2,13 +2,20 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"os"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
+	"go.yaml.in/yaml/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/vigil-obs/vigil/internal/api"
+	"github.com/vigil-obs/vigil/internal/ingest/otlp"
 	"github.com/vigil-obs/vigil/internal/ingest/push"
 	"github.com/vigil-obs/vigil/internal/ingest/scrape"
 	"github.com/vigil-obs/vigil/internal/redact"
@@ -48,9 +55,10 @@ func needOf(r *http.Request) tenant.Need {
 	return tenant.NeedPlatform
 }
 
-// identify is who sent r, when the server authenticates: the user of a
-// basic-auth request the web config file checked, or the common name of a
-// verified client certificate. Without authentication nobody is
+// identify is who sent r, when the server authenticates: the common name
+// of a verified client certificate, or the user of a basic-auth request
+// that the web config file lists (exporter-toolkit checked its password
+// before the request got here). Without authentication nobody is
 // identified and the header alone names the tenant.
 func (s *Server) identify(r *http.Request) string {
 	if r.TLS != nil && len(r.TLS.VerifiedChains) > 0 && len(r.TLS.VerifiedChains[0]) > 0 {
@@ -58,12 +66,88 @@ func (s *Server) identify(r *http.Request) string {
 			return cn
 		}
 	}
-	if s.basicAuth {
-		if u, _, ok := r.BasicAuth(); ok {
-			return u
-		}
+	if u, _, ok := r.BasicAuth(); ok && s.webUsers.has(u) {
+		return u
 	}
 	return ""
+}
+
+// webUsers are the basic-auth users of the web config file, read again
+// when the file changes, as exporter-toolkit reads it for every request:
+// a user name counts as an identity only while the file lists it, so an
+// unchecked Authorization header never names one.
+type webUsers struct {
+	path string
+
+	mu    sync.Mutex
+	stamp string
+	users map[string]bool
+}
+
+func (w *webUsers) has(user string) bool {
+	if w == nil || w.path == "" {
+		return false
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	fi, err := os.Stat(w.path)
+	if err != nil {
+		w.users, w.stamp = nil, ""
+		return false
+	}
+	if stamp := fmt.Sprint(fi.ModTime().UnixNano(), fi.Size()); stamp != w.stamp {
+		w.stamp, w.users = stamp, nil
+		if b, err := os.ReadFile(w.path); err == nil {
+			var c struct {
+				Users map[string]any `yaml:"basic_auth_users"`
+			}
+			if yaml.Unmarshal(b, &c) == nil {
+				w.users = make(map[string]bool, len(c.Users))
+				for u := range c.Users {
+					w.users[u] = true
+				}
+			}
+		}
+	}
+	return w.users[user]
+}
+
+// otlpTenant is the OTLP receivers' tenancy: each request's tenant from
+// its X-Scope-OrgID header or metadata, or from the identity the
+// receivers' auth found, resolved as the HTTP API resolves a write. Off:
+// nil.
+func (s *Server) otlpTenant() func(context.Context, map[string][]string) (context.Context, error) {
+	if !s.tenancy.Enabled() {
+		return nil
+	}
+	return func(ctx context.Context, md map[string][]string) (context.Context, error) {
+		who, _ := otlp.Identity(ctx)
+		var header string
+		for k, v := range md {
+			if strings.EqualFold(k, tenant.Header) && len(v) > 0 {
+				header = strings.TrimSpace(v[0])
+				break
+			}
+		}
+		p, err := s.tenancy.Resolve(who, header, tenant.NeedWrite)
+		if err != nil {
+			return nil, status.Error(grpcCode(err.Status), err.Msg)
+		}
+		return tenant.NewContext(ctx, p), nil
+	}
+}
+
+// grpcCode is the gRPC code of an HTTP status of tenancy's.
+func grpcCode(httpStatus int) codes.Code {
+	switch httpStatus {
+	case http.StatusUnauthorized:
+		return codes.Unauthenticated
+	case http.StatusForbidden:
+		return codes.PermissionDenied
+	case http.StatusTooManyRequests:
+		return codes.ResourceExhausted
+	}
+	return codes.InvalidArgument
 }
 
 // tenantWrites stamps what a metric path writes with its tenant.
