@@ -1,9 +1,9 @@
 // Package limits owns per-tenant limits, in the spirit of Grafana Mimir's:
 // the limits themselves (Limits), a runtime file of per-tenant overrides
 // reloaded without a restart (Overrides), the state that enforces them
-// (Enforcer), the refusal (LimitError, answered as 429 by WriteHTTP), and a
-// storage wrapper that enforces the sample limits on any ingest path
-// (Appendable).
+// (Enforcer), the refusal (LimitError, answered by WriteHTTP: 429 when a
+// retry can succeed, 400, 413 or 422 when it cannot), and a storage wrapper
+// that enforces the sample limits on any ingest path (Appendable).
 //
 // It does not own tenant IDs, where a request's tenant comes from, or the
 // HTTP and gRPC handlers that call it: those pass the tenant in as a string
@@ -30,15 +30,16 @@
 //     timeout (20 minutes, as Mimir's active series). A sample of a series
 //     already active is always accepted; a sample of a new series is
 //     refused when the tenant is at the limit, and the rest of the request
-//     is stored (a partial write). Series idle for the timeout stop
-//     counting when Purge runs (Run calls it every minute).
+//     is stored (a partial write, answered 400 as Mimir does, so that a
+//     client does not send it again forever). Series idle for the timeout
+//     stop counting when Purge runs (Run calls it every minute).
 //   - max_series_per_metric: the same, per metric name.
 //   - max_request_bytes: the body of one write request as received, before
 //     decompression. Over it the request gets 413, not 429: it would never
 //     fit, and a client must not send it again.
 //   - max_query_samples: samples one query may load into memory at once,
 //     for the query engine (MaxQuerySamples; QuerySamplesError for the
-//     refusal).
+//     refusal, answered 422 as Prometheus does).
 //   - max_query_concurrency: queries of the tenant running at once. A
 //     query over it waits for a slot until its context ends (the client
 //     goes away or the query timeout passes), then gets 429.

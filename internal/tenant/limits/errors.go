@@ -40,12 +40,22 @@ func (e *LimitError) Error() string {
 // or nil.
 func (e *LimitError) Unwrap() error { return e.cause }
 
-// StatusCode is the HTTP status of the refusal: 413 Request Entity Too
-// Large for max_request_bytes (the request will never fit; a client must
-// not retry it), 429 Too Many Requests for every other limit.
+// StatusCode is the HTTP status of the refusal. 429 Too Many Requests
+// when trying again later can succeed (the rates, query concurrency, push
+// groups); otherwise the status that tells a client not to send the same
+// request again, as Mimir and Prometheus answer: 413 Request Entity Too
+// Large for max_request_bytes, 400 Bad Request for the series limits (a
+// partial write: the request's other series were stored, and a remote
+// write client retrying a 429 would resend it forever), 422 Unprocessable
+// Entity for max_query_samples (the same query would load as much again).
 func (e *LimitError) StatusCode() int {
-	if e.Limit == MaxRequestBytes {
+	switch e.Limit {
+	case MaxRequestBytes:
 		return http.StatusRequestEntityTooLarge
+	case MaxActiveSeries, MaxSeriesPerMetric:
+		return http.StatusBadRequest
+	case MaxQuerySamples:
+		return http.StatusUnprocessableEntity
 	}
 	return http.StatusTooManyRequests
 }
@@ -71,7 +81,7 @@ func IsLimitError(err error) bool {
 }
 
 // WriteHTTP writes err as the response when it is a *LimitError: its
-// StatusCode (429, or 413 for max_request_bytes), the message as plain
+// StatusCode (429 for the rates and most limits), the message as plain
 // text, and for rate limits a Retry-After header in whole seconds. It
 // returns false, and writes nothing, for any other error.
 func WriteHTTP(w http.ResponseWriter, err error) bool {
