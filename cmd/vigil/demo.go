@@ -45,7 +45,7 @@ type demoFlags struct {
 	// webConfig is --web.config.file: the API's TLS and users with
 	// --serve.
 	webConfig string
-	asJSON bool
+	asJSON    bool
 	// alertmanager, if set, receives the pages (Alertmanager API v2).
 	alertmanager string
 }

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"net"
 	"os"
 	"strings"
@@ -47,7 +46,11 @@ func LoadWebConfig(path string) (WebSecurity, error) {
 		return WebSecurity{}, nil
 	}
 	if err := web.Validate(path); err != nil {
-		return WebSecurity{}, fieldErr("web.config_file", "%s: %s", path, oneLine(err))
+		msg := oneLine(err)
+		if strings.HasPrefix(msg, "crypto/bcrypt: ") {
+			msg = "basic_auth_users: a password is not a bcrypt hash (make one with htpasswd -nBC 10 USER): " + strings.TrimPrefix(msg, "crypto/bcrypt: ")
+		}
+		return WebSecurity{}, fieldErr("web.config_file", "%s: %s", path, msg)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -101,6 +104,5 @@ func Loopback(addr string) bool {
 func oneLine(err error) string {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	msg = strings.ReplaceAll(msg, "unmarshal errors:\n", "")
-	f := strings.Fields(strings.ReplaceAll(msg, "\n", "; "))
-	return fmt.Sprint(strings.Join(f, " "))
+	return strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -88,10 +89,19 @@ func strictDecode(n *yaml.Node, v any) error {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(v); err != nil {
-		return errors.New(strings.TrimPrefix(strings.ReplaceAll(err.Error(), "yaml: unmarshal errors:\n  ", ""), "yaml: "))
+		msg := strings.TrimPrefix(strings.ReplaceAll(err.Error(), "yaml: unmarshal errors:\n  ", ""), "yaml: ")
+		// The lines are the section's, not the file's: leave them out.
+		msg = unknownFieldRE.ReplaceAllString(msg, "unknown field $1")
+		msg = lineRE.ReplaceAllString(msg, "")
+		return errors.New(strings.Join(strings.Fields(msg), " "))
 	}
 	return nil
 }
+
+var (
+	unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	lineRE         = regexp.MustCompile(`line \d+: `)
+)
 
 // Validate reports the first invalid setting; it reads the files the
 // settings name, so that a missing file or a bad line stops the start.

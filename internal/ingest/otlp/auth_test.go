@@ -115,8 +115,8 @@ func TestAuthConfigErrors(t *testing.T) {
 		"empty file":     {"bearertokenauth: {filename: " + empty + "}", "holds no token"},
 		"no users":       {"basicauth: {htpasswd: {}}", "basicauth.htpasswd: set file or inline"},
 		"md5 hash":       {"basicauth: {htpasswd: {file: " + md5 + "}}", `line 1: user "alice": not a bcrypt hash`},
-		"unknown field":  {"bearertokenauth: {token: x, tokenz: [y]}", "field tokenz not found"},
-		"unknown kind":   {"oauth2: {}", "field oauth2 not found"},
+		"unknown field":  {"bearertokenauth: {token: x, tokenz: [y]}", "unknown field tokenz"},
+		"unknown kind":   {"oauth2: {}", "unknown field oauth2"},
 		"inline garbage": {"basicauth: {htpasswd: {inline: \"alice\"}}", "basicauth.htpasswd.inline: line 1: not user:hash"},
 	} {
 		t.Run(name, func(t *testing.T) {
