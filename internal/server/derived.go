@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/spanmetrics"
 	"github.com/vigil-obs/vigil/internal/store"
 	"github.com/vigil-obs/vigil/internal/tenant"
+	"github.com/vigil-obs/vigil/internal/tenant/limits"
 	"github.com/vigil-obs/vigil/internal/traces"
 )
 
@@ -127,15 +128,26 @@ func (p *derivedPool) of(ctx context.Context) (*derived, error) {
 	return p.get(id)
 }
 
+// tenantOf is the tenant of a write's context ("" when none: the pool
+// refuses it).
+func tenantOf(ctx context.Context) string {
+	id, _ := tenant.WriteID(ctx)
+	return id
+}
+
 // tenantTraces is bothTraces under tenancy: the store stamps each span
 // with the tenant of ctx, and the tenant's own derivation sees them.
 type tenantTraces struct {
-	st   *traces.Store
-	pool *derivedPool
-	fwd  *forward.Forwarder
+	st     *traces.Store
+	pool   *derivedPool
+	fwd    *forward.Forwarder
+	limits *limits.Enforcer
 }
 
 func (b tenantTraces) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
+	if err := b.limits.AllowSpans(tenantOf(ctx), td.SpanCount()); err != nil {
+		return err
+	}
 	d, err := b.pool.of(ctx)
 	if err != nil {
 		return err
@@ -145,12 +157,16 @@ func (b tenantTraces) ConsumeTraces(ctx context.Context, td ptrace.Traces) error
 
 // tenantLogs is bothLogs under tenancy.
 type tenantLogs struct {
-	st   *traces.Store
-	pool *derivedPool
-	fwd  *forward.Forwarder
+	st     *traces.Store
+	pool   *derivedPool
+	fwd    *forward.Forwarder
+	limits *limits.Enforcer
 }
 
 func (b tenantLogs) ConsumeLogs(ctx context.Context, ld plog.Logs) error {
+	if err := b.limits.AllowSpans(tenantOf(ctx), ld.LogRecordCount()); err != nil {
+		return err
+	}
 	d, err := b.pool.of(ctx)
 	if err != nil {
 		return err

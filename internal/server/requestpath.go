@@ -99,8 +99,8 @@ func (s *Server) startRequestPath(ctx context.Context, host component.Host, budg
 		if err := s.add(ctx, host, "tenants' span metrics", pool); err != nil {
 			return err
 		}
-		rp.tracesIn = redactedTraces{s.red, tenantTraces{rp.traces, pool, rp.fwd}}
-		rp.logsIn = redactedLogs{s.red, tenantLogs{rp.traces, pool, rp.fwd}}
+		rp.tracesIn = redactedTraces{s.red, tenantTraces{rp.traces, pool, rp.fwd, s.limits}}
+		rp.logsIn = redactedLogs{s.red, tenantLogs{rp.traces, pool, rp.fwd, s.limits}}
 	}
 	var metrics storage.AppendableV2 = s.st
 	if s.tenancy.Enabled() {

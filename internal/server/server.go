@@ -29,6 +29,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/redact"
 	"github.com/vigil-obs/vigil/internal/store"
 	"github.com/vigil-obs/vigil/internal/tenant"
+	"github.com/vigil-obs/vigil/internal/tenant/limits"
 	"github.com/vigil-obs/vigil/internal/ui"
 	"github.com/vigil-obs/vigil/internal/watch"
 )
@@ -125,6 +126,8 @@ type Server struct {
 	// webUsers are the web config file's users, whose names tenancy may
 	// map to tenants.
 	webUsers *webUsers
+	// limits enforces the tenants' limits (tenancy only; nil: none).
+	limits *limits.Enforcer
 }
 
 // part is one started component and what the log calls it.
@@ -287,6 +290,9 @@ func (s *Server) start(ctx context.Context, host component.Host) error {
 			return nil
 		})
 	}
+	if err := s.startLimits(ctx, host); err != nil {
+		return err
+	}
 	if err := s.startRequestPath(ctx, host, budget); err != nil {
 		return err
 	}
@@ -311,6 +317,7 @@ func (s *Server) start(ctx context.Context, host component.Host) error {
 		}
 		if s.tenancy.Enabled() {
 			po.Tenant = tenant.WriteID
+			po.NewGroup = s.limits.AllowPushGroup
 		}
 		if pushed, err = push.New(po); err != nil {
 			return err
@@ -395,6 +402,12 @@ func (s *Server) appendable(path string) storage.AppendableV2 {
 	if s.tenancy.Enabled() && path != redact.PathPush {
 		a = s.tenantWrites(a, path)
 	}
+	if s.limits != nil && path != redact.PathScrape {
+		// A request's samples and new series against its tenant's
+		// limits; a scrape pool's and a push group's refreshes are not a
+		// tenant's request.
+		a = limits.Appendable(a, s.limits, tenant.WriteID)
+	}
 	return a
 }
 
@@ -430,7 +443,7 @@ func (s *Server) newAPI(ln net.Listener, rw *remotewrite.Handler, pushed *push.H
 	}
 	if s.tenancy.Enabled() {
 		opts.Tenancy = true
-		opts.Wrap = func(h http.Handler) http.Handler { return s.tenancy.Middleware(h, needOf, s.identify) }
+		opts.Wrap = func(h http.Handler) http.Handler { return s.tenancy.Middleware(s.limitRequests(h), needOf, s.identify) }
 	}
 	if s.scraper != nil {
 		opts.Targets = s.scraper.Manager()

@@ -7,9 +7,11 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/storage"
+	"go.opentelemetry.io/collector/component"
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -21,6 +23,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/redact"
 	"github.com/vigil-obs/vigil/internal/store"
 	"github.com/vigil-obs/vigil/internal/tenant"
+	"github.com/vigil-obs/vigil/internal/tenant/limits"
 )
 
 // readPaths are the API's reads of one tenant's data: the query API over
@@ -160,6 +163,64 @@ func (s *Server) tenantWrites(a storage.AppendableV2, path string) storage.Appen
 		}
 	}
 	return w
+}
+
+// startLimits reads the tenants' limits and starts their enforcement
+// (tenancy only): the runtime file read again every reload period, and
+// the idle series and tenants forgotten.
+func (s *Server) startLimits(ctx context.Context, host component.Host) error {
+	if !s.tenancy.Enabled() {
+		return nil
+	}
+	tc := s.cfg.Tenancy
+	ov, err := limits.New(tc.Limits, tc.LimitsFile, time.Duration(tc.LimitsReloadPeriod), s.logger.With("component", "limits"), s.reg)
+	if err != nil {
+		return UsageError{fmt.Errorf("tenancy: %w", err)}
+	}
+	if err := s.run(ctx, host, "tenant limits file", ov.Run); err != nil {
+		return err
+	}
+	s.limits = limits.NewEnforcer(ov, limits.EnforcerOptions{Now: s.now}, s.reg)
+	return s.run(ctx, host, "tenant limits", s.limits.Run)
+}
+
+// limitRequests applies a tenant's request size and query concurrency
+// limits to the requests tenancy resolved (a handler under the
+// middleware: the principal is in the context).
+func (s *Server) limitRequests(next http.Handler) http.Handler {
+	if s.limits == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, ok := tenant.FromContext(r.Context())
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		switch needOf(r) {
+		case tenant.NeedWrite:
+			id, _ := p.Single()
+			if err := s.limits.CheckRequestSize(id, r.ContentLength); err != nil {
+				limits.WriteHTTP(w, err)
+				return
+			}
+			if most := s.limits.Limits(id).MaxRequestBytes; most > 0 {
+				r.Body = http.MaxBytesReader(w, r.Body, most)
+			}
+		case tenant.NeedRead:
+			for _, id := range p.IDs {
+				release, err := s.limits.AcquireQuery(r.Context(), id)
+				if err != nil {
+					if !limits.WriteHTTP(w, err) {
+						http.Error(w, err.Error(), http.StatusServiceUnavailable)
+					}
+					return
+				}
+				defer release()
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // tenantSeries is the store's active-series count for remote write's

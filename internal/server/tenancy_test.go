@@ -6,12 +6,15 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gogo/protobuf/proto"
 	"github.com/golang/snappy"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/prompb"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
@@ -330,4 +333,95 @@ func TestTenancyRequestPath(t *testing.T) {
 		ans = send(t, http.MethodGet, base+"/api/v1/query?query="+url.QueryEscape(`sum by (service_name) (traces_span_metrics_calls_total)`), who, "", nil)
 		require.Contains(t, ans.body, "front_"+marker(who), "%s's span metrics: %s", who, ans.body)
 	}
+}
+
+// TestTenancyLimits: tenant a's limits, from the runtime file, refuse
+// what goes over them with the status and a reason naming the limit and
+// the tenant, while tenant b, under the defaults, writes on; a change of
+// the file applies without a restart.
+func TestTenancyLimits(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "limits.yml")
+	require.NoError(t, os.WriteFile(file, []byte("overrides:\n  a:\n    ingestion_rate: 10\n    ingestion_burst_size: 50\n    max_push_groups: 1\n    max_request_bytes: 100000\n    spans_rate: 1\n    spans_burst_size: 2\n"), 0o600))
+	cfg := testConfig(t, filepath.Join(dir, "data"))
+	cfg.Evaluation.Enabled = false
+	cfg.Tenancy.Enabled = true
+	cfg.Tenancy.LimitsFile = file
+	cfg.Tenancy.LimitsReloadPeriod = model.Duration(50 * time.Millisecond)
+	require.NoError(t, cfg.Validate())
+	s := New(Options{Config: cfg})
+	require.NoError(t, s.Start(t.Context(), Host))
+	defer func() { require.NoError(t, s.Shutdown(t.Context())) }()
+	base := "http://" + s.Addr().String()
+	now := time.Now()
+
+	series := func(n int) [][]string {
+		var out [][]string
+		for i := range n {
+			out = append(out, []string{"__name__", "m", "i", fmt.Sprint(i)})
+		}
+		return out
+	}
+	require.Equal(t, http.StatusNoContent, remoteWrite(t, base, "a", now, series(40)...), "within a's burst")
+	// Far over its rate of 10 samples a second: refused whole, saying why.
+	r := remoteWriteAnswer(t, base, "a", now.Add(time.Second), series(40)...)
+	require.Equal(t, http.StatusTooManyRequests, r.code, r.body)
+	require.Contains(t, r.body, `tenant "a"`)
+	require.Contains(t, r.body, "ingestion_rate")
+	for i := range 20 {
+		require.Equal(t, http.StatusNoContent, remoteWrite(t, base, "b", now.Add(time.Duration(i)*time.Millisecond), series(100)...), "b writes on")
+	}
+	// Push groups: a's second group is refused, b's are not.
+	push := func(id, job string) answer {
+		return send(t, http.MethodPut, base+"/metrics/job/"+job, id, "text/plain", strings.NewReader("p 1\n"))
+	}
+	require.Equal(t, http.StatusOK, push("a", "one").code)
+	ans := push("a", "two")
+	require.Equal(t, http.StatusTooManyRequests, ans.code, ans.body)
+	require.Contains(t, ans.body, "max_push_groups")
+	require.Equal(t, http.StatusOK, push("a", "one").code, "a's own group again")
+	require.Equal(t, http.StatusOK, push("b", "one").code)
+	require.Equal(t, http.StatusOK, push("b", "two").code)
+	// Request size.
+	ans = send(t, http.MethodPut, base+"/metrics/job/one", "a", "text/plain", strings.NewReader(strings.Repeat("# padding\n", 20000)))
+	require.Equal(t, http.StatusRequestEntityTooLarge, ans.code, ans.body)
+	require.Contains(t, ans.body, "max_request_bytes")
+	// Spans over a's rate.
+	td := ptrace.NewTraces()
+	for i := range 5 {
+		sp := td.ResourceSpans().AppendEmpty().ScopeSpans().AppendEmpty().Spans().AppendEmpty()
+		sp.SetTraceID(pcommon.TraceID{1, 15: byte(i)})
+		sp.SetSpanID(pcommon.SpanID{1, 7: byte(i)})
+		sp.SetStartTimestamp(pcommon.NewTimestampFromTime(now))
+	}
+	err := s.Traces().ConsumeTraces(tenant.WithID(t.Context(), "a"), td)
+	require.ErrorContains(t, err, "spans_rate")
+	require.NoError(t, s.Traces().ConsumeTraces(tenant.WithID(t.Context(), "b"), td))
+
+	// The file changes: a's rate is lifted without a restart.
+	require.NoError(t, os.WriteFile(file, []byte("overrides:\n  a:\n    ingestion_rate: 100000\n"), 0o600))
+	require.Eventually(t, func() bool {
+		return remoteWrite(t, base, "a", now.Add(2*time.Second), series(100)...) == http.StatusNoContent
+	}, 10*time.Second, 100*time.Millisecond, "the new limits apply")
+}
+
+func remoteWriteAnswer(t *testing.T, base, id string, at time.Time, series ...[]string) answer {
+	t.Helper()
+	req := &prompb.WriteRequest{}
+	for _, s := range series {
+		var ls []prompb.Label
+		for i := 0; i < len(s); i += 2 {
+			ls = append(ls, prompb.Label{Name: s[i], Value: s[i+1]})
+		}
+		req.Timeseries = append(req.Timeseries, prompb.TimeSeries{Labels: ls, Samples: []prompb.Sample{{Value: 1, Timestamp: at.UnixMilli()}}})
+	}
+	raw, err := proto.Marshal(req)
+	require.NoError(t, err)
+	hr, err := http.NewRequest(http.MethodPost, base+"/api/v1/write", bytes.NewReader(snappy.Encode(nil, raw)))
+	require.NoError(t, err)
+	hr.Header.Set("Content-Encoding", "snappy")
+	hr.Header.Set("Content-Type", "application/x-protobuf")
+	hr.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
+	hr.Header.Set(tenant.Header, id)
+	return do(t, hr)
 }

@@ -4,6 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/vigil-obs/vigil/internal/tenant/limits"
 )
 
 // Config is the tenancy section of vigil.yaml.
@@ -29,6 +33,13 @@ type Config struct {
 	// InternalTenant is the tenant of what Vigil writes itself: its own
 	// metrics, recorded SLO series, incidents' series.
 	InternalTenant string `yaml:"internal_tenant"`
+	// Limits are every tenant's limits (0: unlimited), and LimitsFile a
+	// runtime file of per-tenant overrides in Mimir's format
+	// ({overrides: {tenant: {limit: value}}}), read again every
+	// LimitsReloadPeriod without a restart (internal/tenant/limits).
+	Limits             limits.Limits  `yaml:"limits"`
+	LimitsFile         string         `yaml:"limits_file"`
+	LimitsReloadPeriod model.Duration `yaml:"limits_reload_period"`
 }
 
 // Identity is one identity's tenants and role.
@@ -42,7 +53,7 @@ type Identity struct {
 
 // DefaultConfig is the section's defaults: tenancy off.
 func DefaultConfig() Config {
-	return Config{DefaultScrapeTenant: "platform", InternalTenant: "vigil"}
+	return Config{DefaultScrapeTenant: "platform", InternalTenant: "vigil", LimitsReloadPeriod: model.Duration(limits.DefaultReloadPeriod)}
 }
 
 // Validate reports the first invalid field.
@@ -82,6 +93,12 @@ func (c Config) Validate() error {
 	}
 	if err := ValidateID(c.InternalTenant); err != nil {
 		return fmt.Errorf("internal_tenant: %w", err)
+	}
+	if err := c.Limits.Validate(); err != nil {
+		return fmt.Errorf("limits: %w", err)
+	}
+	if c.LimitsReloadPeriod <= 0 {
+		return fmt.Errorf("limits_reload_period: must be positive, got %s", c.LimitsReloadPeriod)
 	}
 	return nil
 }

@@ -140,13 +140,18 @@ func TestConfigValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []Config{
-		{Enabled: true, DefaultScrapeTenant: "p", InternalTenant: "v", Identities: map[string]Identity{"x": {Tenants: []string{"../a"}}}},
-		{Enabled: true, DefaultScrapeTenant: "p", InternalTenant: "v", Identities: map[string]Identity{"x": {Tenants: []string{"a"}, Role: "root"}}},
-		{Enabled: true, DefaultScrapeTenant: "p", InternalTenant: "v", Identities: map[string]Identity{"x": {}}},
-		{Enabled: true, DefaultScrapeTenant: "a/b", InternalTenant: "v"},
-		{Enabled: true, DefaultScrapeTenant: "p", InternalTenant: "v", ScrapeTenants: map[string]string{"job": ".."}},
+	for _, edit := range []func(*Config){
+		func(c *Config) { c.Identities = map[string]Identity{"x": {Tenants: []string{"../a"}}} },
+		func(c *Config) { c.Identities = map[string]Identity{"x": {Tenants: []string{"a"}, Role: "root"}} },
+		func(c *Config) { c.Identities = map[string]Identity{"x": {}} },
+		func(c *Config) { c.DefaultScrapeTenant = "a/b" },
+		func(c *Config) { c.ScrapeTenants = map[string]string{"job": ".."} },
+		func(c *Config) { c.InternalTenant = "" },
+		func(c *Config) { c.LimitsReloadPeriod = 0 },
+		func(c *Config) { c.Limits.IngestionRate = -1 },
 	} {
+		c := ok
+		edit(&c)
 		if err := c.Validate(); err == nil {
 			t.Errorf("Validate(%+v) = nil", c)
 		}

@@ -35,6 +35,13 @@ func (e PartialError) Error() string {
 	return fmt.Sprintf("%d rejected: %s", e.Rejected, e.Msg)
 }
 
+// exhausted reports whether err is a gRPC RESOURCE_EXHAUSTED status (a
+// tenant's limit refuses it so).
+func exhausted(err error) bool {
+	var gs interface{ GRPCStatus() *status.Status }
+	return errors.As(err, &gs) && gs.GRPCStatus().Code() == codes.ResourceExhausted
+}
+
 // retryAfter is the delay the retry hints ask for.
 const retryAfter = time.Second
 
@@ -58,6 +65,7 @@ const (
 	reasonPartial         = "consumer_partial"
 	reasonConsumer        = "consumer_error"
 	reasonCanceled        = "canceled"
+	reasonTenantLimit     = "tenant_limit"
 )
 
 // outcome is what became of one export request, for either transport.
@@ -177,6 +185,10 @@ func consumed(ctx context.Context, n int, err error) outcome {
 		pe = *ppe
 	case errors.Is(err, ErrOverloaded):
 		return refuse(codes.Unavailable, reasonOverloaded, "consume: "+err.Error()+": retry later")
+	case exhausted(err):
+		// A tenant over its rate (internal/tenant/limits): 429 /
+		// RESOURCE_EXHAUSTED, which OTLP clients retry with backoff.
+		return refuse(codes.ResourceExhausted, reasonTenantLimit, err.Error())
 	case ctx.Err() != nil:
 		return refuse(codes.Unavailable, reasonCanceled, "consume: "+err.Error())
 	default:

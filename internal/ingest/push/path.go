@@ -52,6 +52,16 @@ func (k groupingKey) withTenant(id string) groupingKey {
 	return append(out, labelPair{tenant.Label, id})
 }
 
+// tenant is the tenant of the key ("" without tenancy).
+func (k groupingKey) tenant() string {
+	for _, p := range k {
+		if p.name == tenant.Label {
+			return p.value
+		}
+	}
+	return ""
+}
+
 // parsePath reads the grouping key from an escaped request path such as
 // /metrics/job/train/model@base64/bTE. A later pair of the same name wins,
 // as on the Pushgateway.

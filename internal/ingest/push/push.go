@@ -54,6 +54,10 @@ type Options struct {
 	// the group carries), so a tenant replaces or deletes its own groups
 	// only. A request with no tenant is refused. nil: no tenancy.
 	Tenant func(context.Context) (string, bool)
+	// NewGroup, if set, is asked before a push creates a group of a
+	// tenant that holds groups already; an error refuses the push (a
+	// tenant's limit: its status code, e.g. 429).
+	NewGroup func(tenant string, groups int) error
 	// Now is the clock (default time.Now).
 	Now        func() time.Time
 	Logger     *slog.Logger
@@ -205,6 +209,13 @@ func (h *Handler) serve(r *http.Request) (int, string) {
 		fams[name] = f
 	}
 	if err := h.push(r.Context(), key, fams, r.Method == http.MethodPut, invalid); err != nil {
+		var limited interface {
+			error
+			StatusCode() int
+		}
+		if errors.As(err, &limited) {
+			return limited.StatusCode(), oneLine(err.Error())
+		}
 		var bad badPushError
 		if errors.As(err, &bad) {
 			return http.StatusBadRequest, "pushed metrics are invalid or inconsistent with existing metrics: " + oneLine(err.Error())
@@ -244,6 +255,18 @@ func (h *Handler) push(ctx context.Context, key groupingKey, fams map[string]*fa
 	}
 	if invalid != nil {
 		return fail(invalid)
+	}
+	if old == nil && h.opts.NewGroup != nil {
+		owner := key.tenant()
+		n := 0
+		for _, g := range h.groups {
+			if g.key.tenant() == owner {
+				n++
+			}
+		}
+		if err := h.opts.NewGroup(owner, n); err != nil {
+			return err
+		}
 	}
 	next := &group{key: key, families: make(map[string]*family, len(fams))}
 	if old != nil {

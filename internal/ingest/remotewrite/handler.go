@@ -44,6 +44,7 @@ const (
 	reasonDuplicate         = "duplicate_timestamp"
 	reasonBadHistogram      = "bad_histogram"
 	reasonEmptySeries       = "empty_series"
+	reasonTenantLimit       = "tenant_limit"
 	reasonStorage           = "storage_error"
 )
 

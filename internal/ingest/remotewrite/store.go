@@ -181,6 +181,11 @@ func (w *batch) finish() (int, error) {
 	defer w.end()
 	if err := w.app.Commit(); err != nil {
 		w.floats, w.histograms, w.exemplars = 0, 0, 0
+		if code, ok := limitStatus(err); ok {
+			// A tenant over its ingestion rate: nothing stored.
+			w.h.m.rejectedRequests.WithLabelValues(reasonTenantLimit).Inc()
+			return code, err
+		}
 		w.h.m.rejectedRequests.WithLabelValues(reasonStorage).Inc()
 		return http.StatusInternalServerError, fmt.Errorf("commit samples: %w", err)
 	}
@@ -313,6 +318,8 @@ func (w *batch) appendOne(ref storage.SeriesRef, ls labels.Labels, st, t int64, 
 			reason = reasonDuplicate
 		case isHistogramError(err):
 			reason = reasonBadHistogram
+		case isTenantLimit(err):
+			reason = reasonTenantLimit
 		default:
 			return ref, err
 		}
@@ -325,6 +332,24 @@ func (w *batch) appendOne(ref storage.SeriesRef, ls labels.Labels, st, t int64, 
 		w.floats++
 	}
 	return nref, nil
+}
+
+// limitStatus is the HTTP status of a tenant's limit refusing err
+// (internal/tenant/limits.LimitError).
+func limitStatus(err error) (int, bool) {
+	var le interface {
+		error
+		StatusCode() int
+	}
+	if errors.As(err, &le) {
+		return le.StatusCode(), true
+	}
+	return 0, false
+}
+
+func isTenantLimit(err error) bool {
+	_, ok := limitStatus(err)
+	return ok
 }
 
 func isHistogramError(err error) bool {
