@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"regexp"
@@ -156,7 +157,7 @@ func NewAuthenticator(c AuthConfig) (*Authenticator, error) {
 			a.tokens = append(a.tokens, []byte(t))
 		}
 		if bt.Filename != "" {
-			b, err := os.ReadFile(bt.Filename)
+			b, err := readSmall(bt.Filename)
 			if err != nil {
 				return nil, fmt.Errorf("bearertokenauth.filename: read tokens: %w", err)
 			}
@@ -175,7 +176,7 @@ func NewAuthenticator(c AuthConfig) (*Authenticator, error) {
 	if ba := c.Basic; ba != nil {
 		a.users = map[string][]byte{}
 		if ba.Htpasswd.File != "" {
-			b, err := os.ReadFile(ba.Htpasswd.File)
+			b, err := readSmall(ba.Htpasswd.File)
 			if err != nil {
 				return nil, fmt.Errorf("basicauth.htpasswd.file: read: %w", err)
 			}
@@ -204,6 +205,27 @@ func NewAuthenticator(c AuthConfig) (*Authenticator, error) {
 		}
 	}
 	return a, nil
+}
+
+// maxAuthFile bounds the token and htpasswd files.
+const maxAuthFile = 4 << 20
+
+// readSmall reads a token or htpasswd file of at most maxAuthFile bytes
+// (not /dev/zero to the end).
+func readSmall(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxAuthFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxAuthFile {
+		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxAuthFile)
+	}
+	return b, nil
 }
 
 // ParseTokens reads a token file: one token a line, surrounding blanks
