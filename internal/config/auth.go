@@ -9,9 +9,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// validateOTLPSecurity reads the OTLP receiver's certificate, key, CAs,
-// tokens and htpasswd users, so that a bad file stops the start with its
-// field named.
+// validateOTLPSecurity checks otlp.tls and otlp.auth without reading the
+// files they name (the server reads them at start, before anything
+// opens: they may exist only where it runs).
 func validateOTLPSecurity(o OTLPConfig) error {
 	if err := o.TLS.Validate(); err != nil {
 		return fieldErr("otlp.tls", "%s", oneLine(err))

@@ -86,8 +86,13 @@ func TestParseOTLPSecurity(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 0x0304, tc.MinVersion)
 
+	// The files are read at start, where the server runs, not here.
 	_, err = Parse("vigil.yaml", []byte("otlp:\n  auth:\n    bearertokenauth:\n      filename: "+filepath.Join(t.TempDir(), "none")+"\n"))
-	require.ErrorContains(t, err, "vigil.yaml:3: otlp.auth: bearertokenauth.filename: read tokens")
+	require.NoError(t, err)
+	_, err = Parse("vigil.yaml", []byte("otlp:\n  auth:\n    bearertokenauth: {}\n"))
+	require.ErrorContains(t, err, "vigil.yaml:3: otlp.auth: bearertokenauth: set token, tokens or filename")
+	_, err = Parse("vigil.yaml", []byte("otlp:\n  tls: {cert_file: a.pem, key_file: b.pem, client_auth_type: RequireAndVerifyClientCert}\n"))
+	require.ErrorContains(t, err, "vigil.yaml:2: otlp.tls: client_auth_type RequireAndVerifyClientCert needs client_ca_file")
 	// The token never shows in an error.
 	_, err = Parse("vigil.yaml", []byte("otlp:\n  auth:\n    bearertokenauth:\n      token: hunter2\n      header: [x]\n"))
 	require.Error(t, err)

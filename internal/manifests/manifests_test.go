@@ -248,6 +248,7 @@ func TestRBACIsExactlyWhatDiscoveryReads(t *testing.T) {
 		"ci/embedded-default-values.yaml":    {pods},
 		"ci/with-dcgm-exporter-values.yaml":  {pods},
 		"ci/external-prometheus-values.yaml": nil,
+		"ci/secured-values.yaml":             {pods},
 		"ci/ha-values.yaml": {
 			{APIGroups: []string{""}, Resources: []string{"pods", "services"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
@@ -452,4 +453,54 @@ func TestHAReplicaLabels(t *testing.T) {
 		require.Equal(t, "gpu-east", cfg.Scrape.GlobalConfig.ExternalLabels.Get("cluster"))
 		require.Len(t, cfg.Scrape.RemoteWriteConfigs, 1)
 	}
+}
+
+// TestSecured: ci/secured-values.yaml mounts the web configuration's
+// Secret, passes --web.config.file, probes over HTTPS with the probe
+// user's header, and the ServiceMonitor scrapes over HTTPS with basic
+// auth; the OTLP receivers' TLS and tokens reach vigil.yaml.
+func TestSecured(t *testing.T) {
+	s := newScheme(t)
+	ms := renderScenario(t, chartFS(t), "ci/secured-values.yaml")
+	found := 0
+	for _, m := range ms {
+		switch o := decodeStrict(t, s, m).(type) {
+		case *appsv1.StatefulSet:
+			found++
+			pod := o.Spec.Template.Spec
+			c := pod.Containers[0]
+			require.Contains(t, c.Args, "--web.config.file=/etc/vigil-web/web-config.yml")
+			for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+				require.Equal(t, corev1.URISchemeHTTPS, p.HTTPGet.Scheme)
+				require.Equal(t, []corev1.HTTPHeader{{Name: "Authorization", Value: "Basic cHJvYmU6cHJvYmUtcGFzc3dvcmQ="}}, p.HTTPGet.HTTPHeaders)
+			}
+			require.Contains(t, c.VolumeMounts, corev1.VolumeMount{Name: "web-config", MountPath: "/etc/vigil-web", ReadOnly: true})
+			var secret string
+			for _, v := range pod.Volumes {
+				if v.Name == "web-config" {
+					secret = v.Secret.SecretName
+				}
+			}
+			require.Equal(t, "vigil-web", secret)
+		case *monitoringv1.ServiceMonitor:
+			found++
+			ep := o.Spec.Endpoints[0]
+			require.Equal(t, "https", string(*ep.Scheme))
+			require.Equal(t, "vigil-scrape", ep.BasicAuth.Username.Name)
+			require.Equal(t, "vigil", *ep.TLSConfig.ServerName)
+		}
+	}
+	require.Equal(t, 2, found)
+	b, err := VigilConfig(ms)
+	require.NoError(t, err)
+	cfg, err := config.Parse("vigil.yaml", b)
+	require.NoError(t, err)
+	require.Equal(t, "/etc/vigil-web/tls.crt", cfg.OTLP.TLS.CertFile)
+	require.True(t, cfg.OTLP.OTLPAuthenticates())
+
+	// Unsecured (the default), nothing of it renders.
+	var def bytes.Buffer
+	require.NoError(t, Write(&def, renderScenario(t, chartFS(t), "")))
+	require.NotContains(t, def.String(), "web.config.file")
+	require.NotContains(t, def.String(), "HTTPS")
 }

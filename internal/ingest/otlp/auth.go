@@ -104,11 +104,31 @@ var (
 	lineRE         = regexp.MustCompile(`line \d+: `)
 )
 
-// Validate reports the first invalid setting; it reads the files the
-// settings name, so that a missing file or a bad line stops the start.
+// Validate reports the first invalid setting without reading the files
+// the settings name (they may exist only where the server runs, as in a
+// Kubernetes Secret): NewAuthenticator reads them, at start.
 func (c AuthConfig) Validate() error {
-	_, err := NewAuthenticator(c)
-	return err
+	if bt := c.BearerToken; bt != nil {
+		if bt.Token == "" && len(bt.Tokens) == 0 && bt.Filename == "" {
+			return errors.New("bearertokenauth: set token, tokens or filename")
+		}
+		for i, t := range bt.Tokens {
+			if strings.TrimSpace(string(t)) == "" {
+				return fmt.Errorf("bearertokenauth.tokens[%d]: empty token", i)
+			}
+		}
+	}
+	if ba := c.Basic; ba != nil {
+		if ba.Htpasswd.File == "" && ba.Htpasswd.Inline == "" {
+			return errors.New("basicauth.htpasswd: set file or inline, with at least one user")
+		}
+		if ba.Htpasswd.Inline != "" {
+			if _, err := ParseHtpasswd([]byte(ba.Htpasswd.Inline)); err != nil {
+				return fmt.Errorf("basicauth.htpasswd.inline: %w", err)
+			}
+		}
+	}
+	return nil
 }
 
 // Authenticator checks the credentials of requests against AuthConfig.
@@ -137,6 +157,9 @@ const maxGoodCache = 1024
 func NewAuthenticator(c AuthConfig) (*Authenticator, error) {
 	if !c.Enabled() {
 		return nil, nil
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
 	}
 	a := &Authenticator{header: "authorization", good: map[[sha256.Size]byte]struct{}{}}
 	if bt := c.BearerToken; bt != nil {

@@ -123,7 +123,7 @@ func TestAuthConfigErrors(t *testing.T) {
 			var c AuthConfig
 			err := yaml.Unmarshal([]byte(tc.yaml), &c)
 			if err == nil {
-				err = c.Validate()
+				_, err = NewAuthenticator(c) // reads the files too
 			}
 			require.ErrorContains(t, err, tc.want)
 			require.NotContains(t, err.Error(), "\n")

@@ -43,30 +43,46 @@ func (c *TLSConfig) UnmarshalYAML(n *yaml.Node) error {
 	return strictDecode(n, (*plain)(c))
 }
 
-// Validate reads the certificate, the key and the CAs, and reports the
-// first problem.
+// Validate reports the first invalid setting without reading the files
+// (they may exist only where the server runs): ServerConfig reads them,
+// at start.
 func (c *TLSConfig) Validate() error {
-	_, err := c.ServerConfig()
-	return err
+	if c == nil {
+		return nil
+	}
+	if !c.Enabled() {
+		if c.ClientCAFile != "" || c.ClientAuthType != "" || c.MinVersion != "" {
+			return errors.New("set cert_file and key_file: the other settings need a certificate")
+		}
+		return nil
+	}
+	switch {
+	case c.CertFile == "":
+		return errors.New("key_file is set without cert_file")
+	case c.KeyFile == "":
+		return errors.New("cert_file is set without key_file")
+	}
+	switch c.ClientAuthType {
+	case "", "NoClientCert", "RequestClientCert", "RequireAnyClientCert", "VerifyClientCertIfGiven", "RequireAndVerifyClientCert":
+	default:
+		return fmt.Errorf("client_auth_type %q: use NoClientCert, RequestClientCert, RequireAnyClientCert, VerifyClientCertIfGiven or RequireAndVerifyClientCert", c.ClientAuthType)
+	}
+	if c.ClientAuthType != "" && c.ClientAuthType != "NoClientCert" && c.ClientAuthType != "RequestClientCert" && c.ClientAuthType != "RequireAnyClientCert" && c.ClientCAFile == "" {
+		return fmt.Errorf("client_auth_type %s needs client_ca_file", c.ClientAuthType)
+	}
+	if c.MinVersion != "" {
+		if _, err := parseTLSVersion(c.MinVersion); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ServerConfig returns the crypto/tls configuration of the receiver; nil
 // without TLS.
 func (c *TLSConfig) ServerConfig() (*tls.Config, error) {
-	if c == nil {
-		return nil, nil
-	}
-	if !c.Enabled() {
-		if c.ClientCAFile != "" || c.ClientAuthType != "" || c.MinVersion != "" {
-			return nil, errors.New("set cert_file and key_file: the other settings need a certificate")
-		}
-		return nil, nil
-	}
-	switch {
-	case c.CertFile == "":
-		return nil, errors.New("key_file is set without cert_file")
-	case c.KeyFile == "":
-		return nil, errors.New("cert_file is set without key_file")
+	if err := c.Validate(); err != nil || !c.Enabled() {
+		return nil, err
 	}
 	wc := &web.TLSConfig{
 		TLSCertPath: c.CertFile,

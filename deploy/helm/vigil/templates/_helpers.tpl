@@ -99,3 +99,17 @@ resources. */}}
 {{- printf "%s:%v" $host $port }}
 {{- end }}
 {{- end }}
+
+{{/*
+The scheme and headers of the probes' httpGet: HTTPS when the web
+configuration serves TLS, the probe user's header with basic auth.
+*/}}
+{{- define "vigil.probeAuth" -}}
+{{- if .Values.security.tls }}
+scheme: HTTPS
+{{- end }}
+{{- with .Values.security.probeHeaders }}
+httpHeaders:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
