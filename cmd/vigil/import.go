@@ -27,7 +27,7 @@ func newImportCmd(e *env) *cobra.Command {
 		blockDuration       time.Duration
 		asJSON              bool
 	)
-	var httpConfig string
+	var httpConfig clientFlags
 	cmd := &cobra.Command{
 		Use:   "import (--data-dir DIR | --server URL) FILE...",
 		Short: "Backfill OpenMetrics or Prometheus text files into the embedded store",

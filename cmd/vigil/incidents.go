@@ -22,7 +22,7 @@ func newIncidentsCmd(e *env) *cobra.Command {
 		server, state string
 		asJSON        bool
 	)
-	var httpConfig string
+	var httpConfig clientFlags
 	cmd := &cobra.Command{
 		Use:   "incidents [ID] [--server URL] [--state firing|resolved] [--json]",
 		Short: "List the incidents of a running Vigil, or show one",

@@ -20,7 +20,7 @@ func newLogsCmd(e *env) *cobra.Command {
 		limit                  int
 		asJSON                 bool
 	)
-	var httpConfig string
+	var httpConfig clientFlags
 	cmd := &cobra.Command{
 		Use:   "logs --request ID | --trace ID [--server URL] [--json]",
 		Short: "Follow one request's logs across services in a running Vigil",

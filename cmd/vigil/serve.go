@@ -64,7 +64,7 @@ func newServeCmd(e *env) *cobra.Command {
 				cfg.Web.ConfigFile = webConfig
 			}
 			if fl.Changed("http.config.file") {
-				hc, err := loadHTTPConfig(httpConfig)
+				hc, err := loadHTTPConfig(clientFlags{file: httpConfig})
 				if err != nil {
 					return usageError{fmt.Errorf("serve: %w", err)}
 				}

@@ -16,7 +16,7 @@ func newSlowCmd(e *env) *cobra.Command {
 		server, route, window, end string
 		asJSON                     bool
 	)
-	var httpConfig string
+	var httpConfig clientFlags
 	cmd := &cobra.Command{
 		Use:   "slow [--route R] [--window 15m] [--end TIME] [--server URL] [--json]",
 		Short: "Show where a running Vigil's requests spend their time, per route",

@@ -134,9 +134,9 @@ func applyDiagnosis(ctx context.Context, topo *topology.Topology, src topology.S
 type sourceFlags struct {
 	inputs             []string
 	prometheus, server string
-	// httpConfig is --http.config.file: the client settings of
+	// httpConfig is --http.config.file and --tenant: the client settings of
 	// --prometheus and --server.
-	httpConfig string
+	httpConfig clientFlags
 }
 
 // register adds --input, --prometheus and --server to fl.

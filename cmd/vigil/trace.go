@@ -26,7 +26,7 @@ func newTraceCmd(e *env) *cobra.Command {
 		server string
 		asJSON bool
 	)
-	var httpConfig string
+	var httpConfig clientFlags
 	cmd := &cobra.Command{
 		Use:   "trace ID [--server URL] [--json]",
 		Short: "Break one trace of a running Vigil down hop by hop",
