@@ -107,6 +107,8 @@ fuzz:
 #   test/rulebench    SLO preset rule evaluation over 1,000 GPUs and 50 models
 #                     vs Prometheus 2.42 (alternating fresh processes)
 #   test/otlpbench    OTLP/gRPC receiver + redaction + trace store vs the store
+#   test/authbench    remote-write throughput and query latency with
+#                     --web.config.file (TLS 1.3, bcrypt basic auth) vs none
 #   internal/drift    drift from CSV at 10 and 50 features vs a two-pass baseline
 #   test/driftflow    vigil drift on 2 × 5 GB under GOMEMLIMIT=256MiB (only with
 #                     VIGIL_DRIFT_5GB=1; writes 10 GB, ~4–10 min)
