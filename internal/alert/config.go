@@ -1,15 +1,19 @@
 package alert
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"maps"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+	"go.yaml.in/yaml/v3"
 )
 
 // Config is the alerting section of vigil.yaml: where alerts go and how
@@ -41,6 +45,50 @@ type Config struct {
 	// shared Alertmanager page apart, and the two of an HA pair (the same
 	// labels) page once.
 	ExternalLabels map[string]string `yaml:"external_labels"`
+	// HTTPConfig is Prometheus's HTTP client settings (basic_auth,
+	// authorization with credentials_file, tls_config, http_headers,
+	// proxy_url) for every Alertmanager and webhook, as an Alertmanager
+	// entry of Prometheus's alerting section takes them. A user and
+	// password in a URL are that receiver's basic auth instead.
+	HTTPConfig HTTPClient `yaml:"http_config"`
+}
+
+// HTTPClient is Prometheus's HTTP client configuration, read strictly
+// from vigil.yaml (an unknown key is an error) with Prometheus's
+// defaults.
+type HTTPClient struct {
+	commoncfg.HTTPClientConfig `yaml:",inline"`
+}
+
+// UnmarshalYAML reads Prometheus's HTTP client settings over its
+// defaults, refusing keys it does not have.
+func (h *HTTPClient) UnmarshalYAML(n *yaml.Node) error {
+	h.HTTPClientConfig = commoncfg.DefaultHTTPClientConfig
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&h.HTTPClientConfig); err != nil {
+		msg := strings.TrimPrefix(strings.ReplaceAll(err.Error(), "yaml: unmarshal errors:\n  ", ""), "yaml: ")
+		// The lines are the section's, not the file's.
+		msg = unknownFieldRE.ReplaceAllString(lineRE.ReplaceAllString(msg, ""), "unknown field $1")
+		return errors.New(strings.Join(strings.Fields(msg), " "))
+	}
+	return nil
+}
+
+var (
+	unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	lineRE         = regexp.MustCompile(`line \d+: `)
+)
+
+// authenticates reports whether the settings send credentials of their
+// own.
+func (h HTTPClient) authenticates() bool {
+	c := h.HTTPClientConfig
+	return c.BasicAuth != nil || c.Authorization != nil || c.OAuth2 != nil || c.BearerToken != "" || c.BearerTokenFile != ""
 }
 
 // Default returns the configuration of an empty alerting section:
@@ -50,6 +98,7 @@ func Default() Config {
 		ResendInterval: model.Duration(time.Minute),
 		Timeout:        model.Duration(10 * time.Second),
 		QueueCapacity:  10_000,
+		HTTPConfig:     HTTPClient{commoncfg.DefaultHTTPClientConfig},
 	}
 }
 
@@ -90,6 +139,16 @@ func (c *Config) Validate() error {
 	}
 	if err := validateURLs("webhooks", c.Webhooks, false); err != nil {
 		return err
+	}
+	if err := c.HTTPConfig.Validate(); err != nil {
+		return fieldErr("http_config", "%v", err)
+	}
+	if c.HTTPConfig.authenticates() {
+		for i, s := range append(slices.Clone(c.Alertmanagers), c.Webhooks...) {
+			if u, err := url.Parse(s); err == nil && u.User != nil {
+				return fieldErr("http_config", "entry %d %q has a user in its URL and http_config sends credentials too: keep one", i+1, redactString(s))
+			}
+		}
 	}
 	if c.ExternalURL != "" {
 		if _, err := parseHTTPURL(c.ExternalURL, true); err != nil {

@@ -80,7 +80,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer, opts ...Opt
 	for i, s := range cfg.Alertmanagers {
 		u, _ := url.Parse(s)               // valid: checked by Validate
 		key := fmt.Sprintf("config-%d", i) // the key AlertmanagerConfigs.ToMap gives it
-		amCfgs = append(amCfgs, alertmanagerConfig(u, cfg.Timeout))
+		amCfgs = append(amCfgs, alertmanagerConfig(u, cfg.Timeout, cfg.HTTPConfig.HTTPClientConfig))
 		n.targets[key] = []*targetgroup.Group{{
 			Targets: []model.LabelSet{{model.AddressLabel: model.LabelValue(u.Host)}},
 			Source:  key,
@@ -90,7 +90,10 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer, opts ...Opt
 	if err := n.manager.ApplyConfig(&config.Config{AlertingConfig: config.AlertingConfig{AlertmanagerConfigs: amCfgs}}); err != nil {
 		return nil, fmt.Errorf("configure Alertmanager client: %w", err)
 	}
-	n.client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	var err error
+	if n.client, err = promcfg.NewClientFromConfig(cfg.HTTPConfig.HTTPClientConfig, "alerting"); err != nil {
+		return nil, fmt.Errorf("configure webhook client: %w", err)
+	}
 	names := map[string]int{}
 	for _, s := range cfg.Webhooks {
 		u, _ := url.Parse(s) // valid: checked by Validate
@@ -113,8 +116,9 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer, opts ...Opt
 // alertmanagerConfig is Prometheus's alerting configuration of one
 // Alertmanager root URL: its scheme and path prefix, the user and password
 // as basic auth, the timeout, API v2.
-func alertmanagerConfig(u *url.URL, timeout model.Duration) *config.AlertmanagerConfig {
+func alertmanagerConfig(u *url.URL, timeout model.Duration, hc promcfg.HTTPClientConfig) *config.AlertmanagerConfig {
 	c := config.DefaultAlertmanagerConfig
+	c.HTTPClientConfig = hc
 	c.Scheme = u.Scheme
 	c.PathPrefix = u.Path
 	c.Timeout = timeout
