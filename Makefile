@@ -107,6 +107,7 @@ fuzz:
 #   test/rulebench    SLO preset rule evaluation over 1,000 GPUs and 50 models
 #                     vs Prometheus 2.42 (alternating fresh processes)
 #   test/otlpbench    OTLP/gRPC receiver + redaction + trace store vs the store
+#   test/tenancybench tenancy on vs off; a victim's p99 beside a 10×-rate abuser
 #   test/authbench    remote-write throughput and query latency with
 #                     --web.config.file (TLS 1.3, bcrypt basic auth) vs none
 #   internal/drift    drift from CSV at 10 and 50 features vs a two-pass baseline
