@@ -1,14 +1,19 @@
 package forward
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
 
+	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/http/httpguts"
 )
 
@@ -63,6 +68,54 @@ type Config struct {
 	Signals []string `yaml:"signals"`
 	// Compression is "gzip" (the default) or "none".
 	Compression string `yaml:"compression"`
+	// TLS is Prometheus's tls_config for an https:// or grpcs:// endpoint:
+	// ca_file, cert_file and key_file (mutual TLS), server_name,
+	// insecure_skip_verify, min_version. Empty: the system's CAs.
+	TLS TLSConfig `yaml:"tls_config"`
+	// Authorization sends "<type> <credentials>" with every export (type
+	// Bearer by default), the credentials read from credentials_file
+	// before each export, so that a rotated token is taken — as
+	// Prometheus's authorization does.
+	Authorization Authorization `yaml:"authorization"`
+}
+
+// TLSConfig is Prometheus's TLS client configuration, read strictly.
+type TLSConfig struct {
+	commoncfg.TLSConfig `yaml:",inline"`
+}
+
+// UnmarshalYAML reads Prometheus's tls_config, refusing keys it does not
+// have.
+func (t *TLSConfig) UnmarshalYAML(n *yaml.Node) error {
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&t.TLSConfig); err != nil {
+		msg := strings.TrimPrefix(strings.ReplaceAll(err.Error(), "yaml: unmarshal errors:\n  ", ""), "yaml: ")
+		msg = unknownFieldRE.ReplaceAllString(lineRE.ReplaceAllString(msg, ""), "unknown field $1")
+		return errors.New(strings.Join(strings.Fields(msg), " "))
+	}
+	return nil
+}
+
+var (
+	unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	lineRE         = regexp.MustCompile(`line \d+: `)
+)
+
+// set reports whether any TLS setting is given.
+func (t TLSConfig) set() bool { return t.TLSConfig != (commoncfg.TLSConfig{}) }
+
+// Authorization is the credentials of every export, from a file.
+type Authorization struct {
+	// Type is the scheme; default Bearer.
+	Type string `yaml:"type"`
+	// CredentialsFile holds the credentials (a token), read before each
+	// export; surrounding blanks are trimmed.
+	CredentialsFile string `yaml:"credentials_file"`
 }
 
 // DefaultConfig returns the defaults, forwarding off.
@@ -138,13 +191,50 @@ func (c Config) Validate() error {
 			return fieldErr(fmt.Sprintf("headers[%d]", i), "%v", err)
 		}
 	}
+	if c.Authorization.Type != "" && c.Authorization.CredentialsFile == "" {
+		return fieldErr("authorization", "type is set without credentials_file")
+	}
 	if c.Endpoint == "" {
 		return nil
 	}
-	if _, err := parseEndpoint(c.Endpoint, c.Protocol); err != nil {
+	ep, err := parseEndpoint(c.Endpoint, c.Protocol)
+	if err != nil {
 		return fieldErr("endpoint", "%s: %v", redactURL(c.Endpoint), err)
 	}
+	if c.TLS.set() && !ep.tls {
+		return fieldErr("tls_config", "the endpoint %s is plain text: use https:// or grpcs://", redactURL(c.Endpoint))
+	}
+	if err := c.TLS.Validate(); err != nil {
+		return fieldErr("tls_config", "%v", err)
+	}
+	if c.Authorization.CredentialsFile != "" {
+		if ep.hasAuth {
+			return fieldErr("authorization", "the endpoint has a user and password too: keep one")
+		}
+		for i, h := range c.Headers {
+			if name, _, _ := parseHeader(h); strings.EqualFold(name, "Authorization") {
+				return fieldErr(fmt.Sprintf("headers[%d]", i), "Authorization is set by authorization too: keep one")
+			}
+		}
+	}
 	return nil
+}
+
+// header returns the Authorization header value of a, read from its
+// file now; "" without one.
+func (a Authorization) header() (string, error) {
+	if a.CredentialsFile == "" {
+		return "", nil
+	}
+	b, err := os.ReadFile(a.CredentialsFile)
+	if err != nil {
+		return "", fmt.Errorf("read authorization.credentials_file: %w", err)
+	}
+	typ := a.Type
+	if typ == "" {
+		typ = "Bearer"
+	}
+	return typ + " " + strings.TrimSpace(string(b)), nil
 }
 
 // parseHeader splits "Name: value". Its errors never quote the value.

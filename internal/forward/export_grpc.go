@@ -28,12 +28,17 @@ type grpcExporter struct {
 	logs     plogotlp.GRPCClient
 	md       metadata.MD
 	callOpts []grpc.CallOption
+	// auth returns the Authorization value of one export ("" none).
+	auth func() (string, error)
 }
 
-func newGRPCExporter(ep *endpoint, headers [][2]string, gz bool) (*grpcExporter, error) {
+func newGRPCExporter(ep *endpoint, headers [][2]string, gz bool, tc *tls.Config, auth func() (string, error)) (*grpcExporter, error) {
 	creds := insecure.NewCredentials()
 	if ep.tls {
-		creds = credentials.NewTLS(&tls.Config{MinVersion: tls.VersionTLS12})
+		if tc == nil {
+			tc = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		creds = credentials.NewTLS(tc)
 	}
 	conn, err := grpc.NewClient(ep.target,
 		grpc.WithTransportCredentials(creds),
@@ -48,7 +53,7 @@ func newGRPCExporter(ep *endpoint, headers [][2]string, gz bool) (*grpcExporter,
 	if ep.hasAuth {
 		md.Set("authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(ep.user+":"+ep.password)))
 	}
-	e := &grpcExporter{conn: conn, traces: ptraceotlp.NewGRPCClient(conn), logs: plogotlp.NewGRPCClient(conn), md: md}
+	e := &grpcExporter{conn: conn, traces: ptraceotlp.NewGRPCClient(conn), logs: plogotlp.NewGRPCClient(conn), md: md, auth: auth}
 	if gz {
 		e.callOpts = append(e.callOpts, grpc.UseCompressor(gzip.Name))
 	}
@@ -56,8 +61,19 @@ func newGRPCExporter(ep *endpoint, headers [][2]string, gz bool) (*grpcExporter,
 }
 
 func (e *grpcExporter) export(ctx context.Context, b *batch) (int64, string, error) {
-	if len(e.md) > 0 {
-		ctx = metadata.NewOutgoingContext(ctx, e.md)
+	md := e.md
+	if e.auth != nil {
+		v, err := e.auth()
+		if err != nil {
+			return 0, "", &exportError{retryable: true, status: "credentials", err: err}
+		}
+		if v != "" {
+			md = md.Copy()
+			md.Set("authorization", v)
+		}
+	}
+	if len(md) > 0 {
+		ctx = metadata.NewOutgoingContext(ctx, md)
 	}
 	if b.signal == SignalTraces {
 		resp, err := e.traces.Export(ctx, ptraceotlp.NewExportRequestFromTraces(b.traces), e.callOpts...)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -27,10 +28,15 @@ type httpExporter struct {
 	tracesURL, logsURL string
 	header             http.Header
 	gzip               bool
+	// auth returns the Authorization value of one export ("" none).
+	auth func() (string, error)
 }
 
-func newHTTPExporter(ep *endpoint, headers [][2]string, gz bool, timeout time.Duration) *httpExporter {
+func newHTTPExporter(ep *endpoint, headers [][2]string, gz bool, timeout time.Duration, tc *tls.Config, auth func() (string, error)) *httpExporter {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if tc != nil {
+		tr.TLSClientConfig = tc
+	}
 	tr.MaxIdleConnsPerHost = workers
 	h := http.Header{}
 	for _, kv := range headers {
@@ -59,6 +65,7 @@ func newHTTPExporter(ep *endpoint, headers [][2]string, gz bool, timeout time.Du
 		logsURL:   ep.base.JoinPath("v1", "logs").String(),
 		header:    h,
 		gzip:      gz,
+		auth:      auth,
 	}
 }
 
@@ -88,6 +95,15 @@ func (e *httpExporter) export(ctx context.Context, b *batch) (int64, string, err
 		return 0, "", &exportError{status: "request", err: err}
 	}
 	req.Header = e.header.Clone()
+	if e.auth != nil {
+		v, err := e.auth()
+		if err != nil {
+			return 0, "", &exportError{retryable: true, status: "credentials", err: err}
+		}
+		if v != "" {
+			req.Header.Set("Authorization", v)
+		}
+	}
 	resp, err := e.client.Do(req)
 	if err != nil {
 		return 0, "", &exportError{retryable: true, status: "connection error", err: err}

@@ -2,6 +2,7 @@ package forward
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	commoncfg "github.com/prometheus/common/config"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
 )
@@ -52,7 +54,10 @@ type Forwarder struct {
 
 	traces, logs bool
 	headers      [][2]string
-	now          func() time.Time
+	// tls is the client TLS configuration of tls_config (nil: the
+	// system's CAs).
+	tls *tls.Config
+	now func() time.Time
 
 	// Timings, shortened by tests.
 	initialBackoff, maxBackoff, maxElapsed, shutdownWait time.Duration
@@ -90,6 +95,12 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Forwarder
 	for _, s := range cfg.Signals {
 		f.traces = f.traces || s == SignalTraces
 		f.logs = f.logs || s == SignalLogs
+	}
+	if cfg.TLS.set() {
+		// The CA is read now, so that a missing file stops the start.
+		if f.tls, err = commoncfg.NewTLSConfig(&cfg.TLS.TLSConfig); err != nil {
+			return nil, fmt.Errorf("tls_config: %w", err)
+		}
 	}
 	if f.m, err = newMetrics(reg, f.q); err != nil {
 		return nil, err
@@ -202,10 +213,11 @@ func (f *Forwarder) discard() int {
 
 // newExporter returns the exporter of the endpoint's protocol.
 func (f *Forwarder) newExporter() (exporter, error) {
+	tc, auth := f.tls, f.cfg.Authorization.header
 	if f.ep.protocol == ProtocolGRPC {
-		return newGRPCExporter(f.ep, f.headers, f.cfg.Compression == CompressionGzip)
+		return newGRPCExporter(f.ep, f.headers, f.cfg.Compression == CompressionGzip, tc, auth)
 	}
-	return newHTTPExporter(f.ep, f.headers, f.cfg.Compression == CompressionGzip, time.Duration(f.cfg.Timeout)), nil
+	return newHTTPExporter(f.ep, f.headers, f.cfg.Compression == CompressionGzip, time.Duration(f.cfg.Timeout), tc, auth), nil
 }
 
 // warn logs at most once per interval per key, saying how many messages
