@@ -34,6 +34,10 @@ const (
 	authPassword = "wonderland-7f3a"
 	authToken    = "otlp-token-5c2e91"
 	promPassword = "prom-writer-88d1"
+	// amPassword and fwdToken go to receivers that are down, so that
+	// the failures are logged.
+	amPassword = "am-inline-61c0"
+	fwdToken   = "fwd-token-0d7e"
 )
 
 // secureServe is a `vigil serve` with a web configuration file (TLS and
@@ -60,7 +64,11 @@ func startSecureServe(t *testing.T, ctx context.Context, webExtra string) *secur
 		"\nself_monitoring:\n  interval: 1s\n"+
 		"otlp:\n  grpc_listen: 127.0.0.1:0\n  http_listen: 127.0.0.1:0\n"+
 		"  tls: {cert_file: "+certs.Server+", key_file: "+certs.ServerKey+"}\n"+
-		"  auth:\n    bearertokenauth: {filename: "+tokens+"}\n")
+		"  auth:\n    bearertokenauth: {filename: "+tokens+"}\n"+
+		// Receivers that are down: their failures are logged, their
+		// credentials must not be.
+		"alerting:\n  alertmanagers: [https://127.0.0.1:1]\n  http_config: {basic_auth: {username: vigil, password: "+amPassword+"}}\n"+
+		"forwarding:\n  endpoint: https://127.0.0.1:1\n  authorization: {credentials_file: "+certs.WriteFile(t, "fwd-token", fwdToken)+"}\n")
 	s := &secureServe{certs: certs, serveProc: &serveProc{stdout: &peertest.SyncBuffer{}, stderr: &peertest.SyncBuffer{}, done: make(chan error, 1)}}
 	s.client = &http.Client{Transport: &basicAuth{user: "alice", pass: authPassword, next: &http.Transport{TLSClientConfig: certs.ClientTLS(t, true)}}}
 	t.Cleanup(s.client.CloseIdleConnections)
@@ -251,7 +259,9 @@ func TestServeAuthAndTLS(t *testing.T) {
 	require.NoError(t, <-s.done)
 	logs := s.stderr.String()
 	require.NotContains(t, logs, "listening on all interfaces", "127.0.0.1 is not all interfaces")
-	for _, secret := range []string{authPassword, authToken, promPassword, base64.StdEncoding.EncodeToString([]byte("alice:" + authPassword))} {
+	require.Contains(t, logs, "component=forward", "forwarding ran (and failed) with its token")
+	for _, secret := range []string{authPassword, authToken, promPassword, amPassword, fwdToken,
+		base64.StdEncoding.EncodeToString([]byte("alice:" + authPassword)), base64.StdEncoding.EncodeToString([]byte("vigil:" + amPassword))} {
 		require.NotContains(t, logs, secret)
 	}
 }
