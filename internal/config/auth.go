@@ -1,7 +1,6 @@
 package config
 
 import (
-	"net"
 	"os"
 	"strings"
 
@@ -83,20 +82,6 @@ func (o OTLPConfig) OTLPAuthenticates() bool {
 		return true
 	}
 	return false
-}
-
-// Loopback reports whether the listen address addr binds only the
-// loopback interface (127.0.0.1, ::1, localhost).
-func Loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // oneLine joins the lines of err's message, so that a YAML error stays

@@ -24,6 +24,14 @@
 // two million nested lists (a few kilobytes gzip-compressed) overflows the
 // goroutine stack, which kills the process.
 //
+// It can serve both transports over TLS (TLSConfig, mutual with a client
+// CA) and ask its clients for credentials as the OpenTelemetry Collector's
+// bearertokenauth and basicauth extensions do (AuthConfig,
+// Authenticator): a request without them gets 401 / Unauthenticated
+// before its body is read. The identity it authenticated is in the
+// consumers' context (Identity), and Options.OnRequest lets the caller
+// look at every request's headers or metadata (a tenant) first.
+//
 // MetricsAppender is the metrics consumer that stores OTLP metrics in a
 // storage.AppendableV2 with Prometheus's own OTLP translation.
 //
