@@ -73,6 +73,7 @@ type victimRun struct {
 	tooMany, abuserOthers int    // abuser requests answered 429, or otherwise refused
 	reason                string // the first 429's body
 	abuserOther           string // the abuser's first other failure
+	cpu                   cpuUse
 }
 
 // BenchmarkNoisyNeighbour measures whether one tenant over its ingestion
@@ -112,7 +113,7 @@ func neighbourRuns(b *testing.B, abuse *remotewritetest.Load) []victimRun {
 	ctx := b.Context()
 	// Warm-up: both tenants' series exist before the first window, and
 	// both buckets refill before it starts.
-	measureWindow(ctx, v, a, 3*time.Second)
+	measureWindow(ctx, b, srv.proc.PID(), v, a, 3*time.Second)
 	time.Sleep(2 * time.Second)
 	var runs []victimRun
 	for range pairs {
@@ -121,7 +122,7 @@ func neighbourRuns(b *testing.B, abuse *remotewritetest.Load) []victimRun {
 			if abused {
 				ab = a
 			}
-			runs = append(runs, measureWindow(ctx, v, ab, window))
+			runs = append(runs, measureWindow(ctx, b, srv.proc.PID(), v, ab, window))
 			time.Sleep(gap)
 		}
 	}
@@ -130,7 +131,11 @@ func neighbourRuns(b *testing.B, abuse *remotewritetest.Load) []victimRun {
 
 // measureWindow runs the victim for d, and the abuser alongside when a
 // is not nil.
-func measureWindow(ctx context.Context, v *victim, a *abuser, d time.Duration) victimRun {
+func measureWindow(ctx context.Context, b *testing.B, pid int, v *victim, a *abuser, d time.Duration) victimRun {
+	meter, err := startCPU(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
 	start := time.Now().Add(20 * time.Millisecond)
 	end := start.Add(d)
 	var ar abuserRun
@@ -143,6 +148,9 @@ func measureWindow(ctx context.Context, v *victim, a *abuser, d time.Duration) v
 	r.abused = a != nil
 	r.abuserSent, r.accepted, r.tooMany, r.abuserOthers, r.reason = ar.sent, ar.accepted, ar.tooMany, ar.others, ar.reason
 	r.abuserOther = ar.other
+	if r.cpu, err = meter.stop(); err != nil {
+		b.Fatal(err)
+	}
 	return r
 }
 
@@ -185,17 +193,17 @@ func reportNeighbour(b *testing.B, runs []victimRun) {
 	fmt.Fprintf(&sb, "\nnoisy neighbour: both tenants ingestion_rate %d samples/s (burst %d); victim sends %d samples/s (%d senders × %d series every %s); abuser offers %d samples/s (%d senders × %d series every %s)\n",
 		limitRate, limitRate, limitRate/2, victimShards, victimBatch, victimPeriod, 10*limitRate, abuserWorkers, abuserBatch, abuserPeriod)
 	fmt.Fprintf(&sb, "one vigil serve, windows of %s, idle and abusive alternating; latency from each request's scheduled time\n", window)
-	fmt.Fprintf(&sb, "machine: %s/%s, %d CPUs\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	fmt.Fprintf(&sb, "machine: %s/%s, %d CPUs; server cores: vigil's CPU time per second, load generator cores: this process's (victim and abuser); others' CPU: the share of the machine other processes used\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "pair\tabuser\tvictim requests\tacked samples\tfailed\tlate\tp50\tp99\tmax\tabuser offered/s\tabuser stored/s\tabuser 429s\t")
+	fmt.Fprintln(tw, "pair\tabuser\tvictim requests\tacked samples\tfailed\tlate\tp50\tp99\tmax\tabuser offered/s\tabuser stored/s\tabuser 429s\tserver cores\tload generator cores\tothers' CPU\t")
 	for i, r := range runs {
 		state := "idle"
 		if r.abused {
 			state = "10×R"
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%.0f\t%.0f\t%d\t\n", i/2+1, state, r.sent, r.ackedSamples, r.failed, r.late,
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%.0f\t%.0f\t%d\t%.2f\t%.2f\t%.0f%%\t\n", i/2+1, state, r.sent, r.ackedSamples, r.failed, r.late,
 			r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.max.Round(time.Microsecond),
-			float64(r.abuserSent)/window.Seconds(), float64(r.accepted)/window.Seconds(), r.tooMany)
+			float64(r.abuserSent)/window.Seconds(), float64(r.accepted)/window.Seconds(), r.tooMany, r.cpu.cores(), r.cpu.client.Seconds()/r.cpu.wall.Seconds(), 100*r.cpu.foreign)
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(&sb, "\nabusive/idle per pair → median: victim p99 %s → %.3f; victim acked samples %s → %.3f\n",
@@ -214,7 +222,13 @@ func reportNeighbour(b *testing.B, runs []victimRun) {
 		fmt.Fprintf(&sb, "abuser: %d requests failed otherwise; the first: %s\n", others, other)
 	}
 	fmt.Print(sb.String())
+	checkNeighbour(b, tooMany, reason, failures)
+}
 
+// checkNeighbour fails the benchmark when the limit was not in force, its
+// refusals did not say why, or the victim, under its own limit, was
+// refused.
+func checkNeighbour(b *testing.B, tooMany int, reason string, failures []string) {
 	if tooMany == 0 {
 		b.Errorf("the abuser got no 429 at 10 × its ingestion_rate")
 	} else if !strings.Contains(reason, `tenant "abuser"`) || !strings.Contains(reason, "ingestion_rate") {

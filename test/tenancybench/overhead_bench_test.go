@@ -26,7 +26,7 @@ const (
 	// one sample each per round, in requests of 1,000 series from 4
 	// concurrent senders, as Prometheus's queue shards send them.
 	series    = 100_000
-	rounds    = 5
+	rounds    = 8
 	batchSize = 1000
 	senders   = 4
 	interval  = 15 * time.Second
@@ -78,10 +78,13 @@ type latencies struct{ p50, p99 time.Duration }
 type overheadRun struct {
 	mode            string
 	rate            float64 // remote-write samples/s
+	write, read     cpuUse  // over the remote write, and over the queries
 	instant, ranged latencies
 	// answers are a digest of each query's first answer, which must not
 	// depend on the mode.
 	answers []string
+	// perQuery[j] is the median latency of queries[j].
+	perQuery []time.Duration
 }
 
 // BenchmarkTenancyOverhead measures what tenancy costs remote write and
@@ -122,12 +125,13 @@ func BenchmarkTenancyOverhead(b *testing.B) {
 func reportOverhead(b *testing.B, runs []overheadRun, load *remotewritetest.Load) {
 	ratios := map[string][]float64{
 		"rw-throughput-on/off":     pairRatios(runs, func(r overheadRun) float64 { return r.rate }),
+		"rw-server-cpu-on/off":     pairRatios(runs, func(r overheadRun) float64 { return float64(r.write.server) }),
 		"instant-query-p50-on/off": pairRatios(runs, func(r overheadRun) float64 { return float64(r.instant.p50) }),
 		"instant-query-p99-on/off": pairRatios(runs, func(r overheadRun) float64 { return float64(r.instant.p99) }),
 		"range-query-p50-on/off":   pairRatios(runs, func(r overheadRun) float64 { return float64(r.ranged.p50) }),
 		"range-query-p99-on/off":   pairRatios(runs, func(r overheadRun) float64 { return float64(r.ranged.p99) }),
 	}
-	names := []string{"rw-throughput-on/off", "instant-query-p50-on/off", "instant-query-p99-on/off", "range-query-p50-on/off", "range-query-p99-on/off"}
+	names := []string{"rw-throughput-on/off", "rw-server-cpu-on/off", "instant-query-p50-on/off", "instant-query-p99-on/off", "range-query-p50-on/off", "range-query-p99-on/off"}
 	for _, n := range names {
 		b.ReportMetric(median(ratios[n]), n)
 	}
@@ -135,18 +139,40 @@ func reportOverhead(b *testing.B, runs []overheadRun, load *remotewritetest.Load
 	fmt.Fprintf(&sb, "\ntenancy overhead: tenancy on (X-Scope-OrgID, __tenant_id__ stamped and enforced, no limits) vs off\n")
 	fmt.Fprintf(&sb, "remote write: %d series × %d rounds, %d requests of %d series, %d senders; queries: %d instant and %d range, %d times each, one at a time\n",
 		load.Series, load.Rounds, load.Rounds*load.Batches, load.BatchSize, senders, countQueries(false), countQueries(true), queryRounds)
-	fmt.Fprintf(&sb, "machine: %s/%s, %d CPUs\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	fmt.Fprintf(&sb, "machine: %s/%s, %d CPUs; others' CPU: the share of the machine other processes used during the writes, and during the queries\n\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 	tw := tabwriter.NewWriter(&sb, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "pair\ttenancy\tsamples/s\tinstant p50\tinstant p99\trange p50\trange p99\t")
+	fmt.Fprintln(tw, "pair\ttenancy\tsamples/s\tserver CPU µs/sample\tothers' CPU\tinstant p50\tinstant p99\trange p50\trange p99\tothers' CPU\t")
 	for i, r := range runs {
-		fmt.Fprintf(tw, "%d\t%s\t%.0f\t%s\t%s\t%s\t%s\t\n", i/2+1, r.mode, r.rate,
-			r.instant.p50.Round(time.Microsecond), r.instant.p99.Round(time.Microsecond), r.ranged.p50.Round(time.Microsecond), r.ranged.p99.Round(time.Microsecond))
+		fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.2f\t%.0f%%\t%s\t%s\t%s\t%s\t%.0f%%\t\n", i/2+1, r.mode, r.rate,
+			float64(r.write.server.Microseconds())/float64(load.Samples(0, load.Rounds)), 100*r.write.foreign,
+			r.instant.p50.Round(time.Microsecond), r.instant.p99.Round(time.Microsecond), r.ranged.p50.Round(time.Microsecond), r.ranged.p99.Round(time.Microsecond), 100*r.read.foreign)
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(&sb, "\non/off per pair → median:\n")
 	for _, n := range names {
 		fmt.Fprintf(&sb, "  %-26s %s → %.3f\n", n, fmtRatios(ratios[n]), median(ratios[n]))
 	}
+	fmt.Fprintf(&sb, "\neach query's median latency (the median over the runs of a mode), and the median of its per-pair on/off ratios:\n")
+	tw = tabwriter.NewWriter(&sb, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  query\toff\ton\ton/off\t")
+	for j, q := range queries {
+		var off, on []float64
+		for i, r := range runs {
+			if i%2 == 0 {
+				off = append(off, float64(r.perQuery[j]))
+			} else {
+				on = append(on, float64(r.perQuery[j]))
+			}
+		}
+		kind := "instant"
+		if q.isRange {
+			kind = "range"
+		}
+		fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%.3f\t\n", kind, q.expr, time.Duration(median(off)).Round(time.Microsecond), time.Duration(median(on)).Round(time.Microsecond),
+			median(pairRatios(runs, func(r overheadRun) float64 { return float64(r.perQuery[j]) })))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(&sb, "p99 is of %d instant and %d range queries a run, so it is about the slowest one\n", countQueries(false)*queryRounds, countQueries(true)*queryRounds)
 	fmt.Print(sb.String())
 }
 
@@ -169,11 +195,18 @@ func measureOverhead(b *testing.B, m overheadMode, load *remotewritetest.Load) o
 	ctx := b.Context()
 	client := tenantClient(senders, m.tenant)
 	defer client.CloseIdleConnections()
+	meter, err := startCPU(srv.proc.PID())
+	if err != nil {
+		b.Fatal(err)
+	}
 	start := time.Now()
 	if err := load.Send(ctx, client, srv.proc.URL+"/api/v1/write", senders, 0, load.Rounds); err != nil {
 		b.Fatalf("tenancy %s: remote write: %v", m.name, err)
 	}
 	r := overheadRun{mode: m.name, rate: float64(load.Samples(0, load.Rounds)) / time.Since(start).Seconds()}
+	if r.write, err = meter.stop(); err != nil {
+		b.Fatal(err)
+	}
 	if m.tenant != "" {
 		checkIsolation(b, srv.proc.URL, load)
 	}
@@ -181,7 +214,11 @@ func measureOverhead(b *testing.B, m overheadMode, load *remotewritetest.Load) o
 	qc := tenantClient(1, m.tenant)
 	defer qc.CloseIdleConnections()
 	var inst, rng []time.Duration
+	each := make([][]time.Duration, len(queries))
 	r.answers = make([]string, len(queries))
+	if meter, err = startCPU(srv.proc.PID()); err != nil {
+		b.Fatal(err)
+	}
 	for i := range queryRounds {
 		for j, q := range queries {
 			t0 := time.Now()
@@ -193,6 +230,7 @@ func measureOverhead(b *testing.B, m overheadMode, load *remotewritetest.Load) o
 			if i == 0 {
 				r.answers[j] = q.expr + ": " + ans
 			}
+			each[j] = append(each[j], d)
 			if q.isRange {
 				rng = append(rng, d)
 			} else {
@@ -200,8 +238,15 @@ func measureOverhead(b *testing.B, m overheadMode, load *remotewritetest.Load) o
 			}
 		}
 	}
+	if r.read, err = meter.stop(); err != nil {
+		b.Fatal(err)
+	}
 	if want := fmt.Sprintf("1 series, 1 points, sum %d", load.Series/20); !strings.HasSuffix(r.answers[0], want) {
 		b.Fatalf("tenancy %s: %s, want %s: not every series arrived", m.name, r.answers[0], want)
+	}
+	for _, ds := range each {
+		slices.Sort(ds)
+		r.perQuery = append(r.perQuery, quantile(ds, 0.5))
 	}
 	slices.Sort(inst)
 	slices.Sort(rng)
