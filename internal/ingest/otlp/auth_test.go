@@ -443,3 +443,29 @@ func TestOnRequest(t *testing.T) {
 	require.Equal(t, []string{"team-a", "team-b"}, s.tenants)
 	require.Len(t, s.spans(), 3)
 }
+
+func TestTLSConfigErrors(t *testing.T) {
+	certs := certtest.New(t)
+	notPEM := certs.WriteFile(t, "not-a-ca.pem", "hello\n")
+	f := func(c TLSConfig, want string) {
+		t.Helper()
+		_, err := c.ServerConfig()
+		if want == "" {
+			require.NoError(t, err)
+			return
+		}
+		require.ErrorContains(t, err, want)
+		require.NotContains(t, err.Error(), "\n")
+	}
+	ok := TLSConfig{CertFile: certs.Server, KeyFile: certs.ServerKey}
+	f(ok, "")
+	f(TLSConfig{}, "")
+	f(TLSConfig{ClientCAFile: certs.CA}, "set cert_file and key_file")
+	f(TLSConfig{CertFile: certs.Server}, "cert_file is set without key_file")
+	f(TLSConfig{CertFile: certs.Server, KeyFile: certs.CA}, "load X509KeyPair")
+	f(TLSConfig{CertFile: certs.Server, KeyFile: certs.ServerKey, ClientCAFile: notPEM}, "holds no PEM certificate")
+	f(TLSConfig{CertFile: certs.Server, KeyFile: certs.ServerKey, ClientAuthType: "RequireAndVerifyClientCert"}, "needs client_ca_file")
+	f(TLSConfig{CertFile: certs.Server, KeyFile: certs.ServerKey, ClientAuthType: "Sometimes"}, `client_auth_type "Sometimes"`)
+	f(TLSConfig{CertFile: certs.Server, KeyFile: certs.ServerKey, MinVersion: "1.1"}, "TLS 1.0 and 1.1 are not accepted")
+	f(TLSConfig{CertFile: certs.Server, KeyFile: certs.ServerKey, MinVersion: "TLS13"}, "")
+}

@@ -2,8 +2,10 @@ package otlp
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/prometheus/exporter-toolkit/web"
@@ -106,8 +108,16 @@ func (c *TLSConfig) ServerConfig() (*tls.Config, error) {
 	if err != nil {
 		return nil, errors.New(strings.TrimPrefix(err.Error(), "failed to "))
 	}
-	if c.ClientCAFile != "" && (cfg.ClientCAs == nil || len(cfg.ClientCAs.Subjects()) == 0) { //nolint:staticcheck // Subjects is fine for a pool from PEM
-		return nil, fmt.Errorf("client_ca_file %s holds no PEM certificate", c.ClientCAFile)
+	if c.ClientCAFile != "" {
+		// The toolkit takes a file of no certificate as a pool of none,
+		// which would refuse every client: say so instead.
+		b, err := os.ReadFile(c.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("read client_ca_file: %w", err)
+		}
+		if !x509.NewCertPool().AppendCertsFromPEM(b) {
+			return nil, fmt.Errorf("client_ca_file %s holds no PEM certificate", c.ClientCAFile)
+		}
 	}
 	return cfg, nil
 }
