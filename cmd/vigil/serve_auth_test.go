@@ -165,6 +165,10 @@ func TestServeAuthAndTLS(t *testing.T) {
 		require.Empty(t, queryVector(t, s.serveProc, `DCGM_FI_DEV_XID_ERRORS`), "nothing refused is stored")
 		require.Equal(t, http.StatusNoContent, authRemoteWrite(t, s.client, s.url, "vigil_test_written"))
 		require.Len(t, queryVector(t, s.serveProc, `vigil_test_written`), 1)
+		// As Prometheus's, the flags page names the web configuration.
+		code, body := s.get(t, "/api/v1/status/flags")
+		require.Equal(t, http.StatusOK, code)
+		require.Contains(t, body, `"web.config.file":"`+s.certs.Dir+`/web.yml"`)
 	})
 
 	t.Run("prometheus remote write", func(t *testing.T) {

@@ -438,7 +438,7 @@ func (s *Server) newAPI(ln net.Listener, rw *remotewrite.Handler, pushed *push.H
 		QueryGate:     admission.NewFairGate(cfg.Query.MaxConcurrency, "api_queries", s.reg),
 		ListenAddress: ln.Addr().String(), DataDir: cfg.Storage.DataDir,
 		LookbackDelta: time.Duration(cfg.Query.LookbackDelta), QueryTimeout: time.Duration(cfg.Query.Timeout),
-		Flags: map[string]string{"storage.tsdb.path": cfg.Storage.DataDir, "storage.tsdb.retention.time": cfg.Storage.Retention.String(), "web.listen-address": cfg.Web.Listen},
+		Flags: map[string]string{"storage.tsdb.path": cfg.Storage.DataDir, "storage.tsdb.retention.time": cfg.Storage.Retention.String(), "web.listen-address": cfg.Web.Listen, "web.config.file": cfg.Web.ConfigFile},
 		Write: rw, Push: pushed, Extra: s.rp.handlers(s.logger),
 	}
 	if s.tenancy.Enabled() {
