@@ -276,3 +276,31 @@ func TestExternalLabels(t *testing.T) {
 		require.NotContains(t, err.Error(), "\n")
 	}
 }
+
+// TestTenancySection: the tenancy section's identities (a mapping of
+// names to sections) and limits decode, and a wrong field names its path.
+func TestTenancySection(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yml")
+	require.NoError(t, os.WriteFile(good, []byte("tenancy:\n  enabled: true\n  identities:\n    alice: {tenants: [a], role: platform}\n    bob:\n      tenants: [b]\n  limits: {ingestion_rate: 100, max_push_groups: 3}\n"), 0o644))
+	cfg, err := Load(good)
+	require.NoError(t, err)
+	require.True(t, cfg.Tenancy.Enabled)
+	require.Equal(t, []string{"a"}, cfg.Tenancy.Identities["alice"].Tenants)
+	require.Equal(t, "platform", cfg.Tenancy.Identities["alice"].Role)
+	require.Equal(t, []string{"b"}, cfg.Tenancy.Identities["bob"].Tenants)
+	require.Equal(t, 100.0, cfg.Tenancy.Limits.IngestionRate)
+	require.Equal(t, 3, cfg.Tenancy.Limits.MaxPushGroups)
+	for body, want := range map[string]string{
+		"tenancy:\n  identities:\n    alice: {tenants: [a], rol: x}\n":                "bad.yml:3: tenancy.identities.alice.rol: unknown field",
+		"tenancy:\n  identities:\n    alice: {tenants: [a]}\n    alice: {tenants: [b]}\n": "tenancy.identities.alice: set twice",
+		"tenancy:\n  identities: [a]\n":                                                "tenancy.identities: must be a mapping of names to sections",
+		"tenancy:\n  enabled: true\n  identities:\n    x: {tenants: [../a]}\n":           "tenancy",
+	} {
+		bad := filepath.Join(dir, "bad.yml")
+		require.NoError(t, os.WriteFile(bad, []byte(body), 0o644))
+		_, err := Load(bad)
+		require.ErrorContains(t, err, want, body)
+		require.NotContains(t, err.Error(), "\n")
+	}
+}

@@ -219,6 +219,12 @@ func decodeMapping(n *yaml.Node, v reflect.Value, path string, lines map[string]
 			}
 			continue
 		}
+		if fv.Kind() == reflect.Map && fv.Type().Key().Kind() == reflect.String && fv.Type().Elem().Kind() == reflect.Struct {
+			if err := decodeStructMap(val, fv, field, lines); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := decodeValue(val, fv, field); err != nil {
 			return err
 		}
@@ -226,6 +232,40 @@ func decodeMapping(n *yaml.Node, v reflect.Value, path string, lines map[string]
 			lines[field] = resolve(val).Line
 		}
 	}
+	return nil
+}
+
+// decodeStructMap sets a map of names to structs from a mapping of
+// mappings, entry by entry, so that errors name the entry
+// (tenancy.identities.alice.role).
+func decodeStructMap(n *yaml.Node, v reflect.Value, path string, lines map[string]int) error {
+	n = resolve(n)
+	if isNull(n) {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return atLine(n, path, "must be a mapping of names to sections, not %s", describe(n))
+	}
+	out := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, item := resolve(n.Content[i]), n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			return atLine(k, path, "keys must be names, not %s", describe(k))
+		}
+		field := path + "." + k.Value
+		if first, dup := seen[k.Value]; dup {
+			return atLine(k, field, "set twice (first at line %d)", first)
+		}
+		seen[k.Value] = k.Line
+		elem := reflect.New(v.Type().Elem()).Elem()
+		if err := decodeMapping(item, elem, field, lines); err != nil {
+			return err
+		}
+		lines[field] = k.Line
+		out.SetMapIndex(reflect.ValueOf(k.Value).Convert(v.Type().Key()), elem)
+	}
+	v.Set(out)
 	return nil
 }
 

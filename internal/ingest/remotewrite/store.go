@@ -58,9 +58,11 @@ func (s *writeStore) Store(r *http.Request, msgType remoteapi.WriteMessageType) 
 			return s.h.fail(wr, http.StatusBadRequest, reasonBadProtobuf, errors.New(
 				"the body decodes to an empty Remote-Write 1.0 request with fields 1.0 does not have: a 2.0 body sent as 1.0? Send 2.0 with Content-Type "+v2ContentType))
 		}
-		if err := s.h.checkSamples(countV1(&req)); err != nil {
+		n := countV1(&req)
+		if err := s.h.checkSamples(n); err != nil {
 			return s.h.fail(wr, http.StatusRequestEntityTooLarge, reasonSamplesPerRequest, err)
 		}
+		w.expected = n
 		code, err = w.writeV1(&req)
 	} else {
 		var req writev2.Request
@@ -71,9 +73,11 @@ func (s *writeStore) Store(r *http.Request, msgType remoteapi.WriteMessageType) 
 			return s.h.fail(wr, http.StatusBadRequest, reasonBadProtobuf, errors.New(
 				"the body decodes to an empty Remote-Write 2.0 request with fields 2.0 does not have: a 1.0 body sent as 2.0? Send 1.0 with Content-Type application/x-protobuf"))
 		}
-		if err := s.h.checkSamples(countV2(&req)); err != nil {
+		n := countV2(&req)
+		if err := s.h.checkSamples(n); err != nil {
 			return s.h.fail(wr, http.StatusRequestEntityTooLarge, reasonSamplesPerRequest, err)
 		}
+		w.expected = n
 		code, err = w.writeV2(&req)
 	}
 	wr.Add(remoteapi.WriteResponseStats{Samples: w.floats, Histograms: w.histograms, Exemplars: w.exemplars})
@@ -120,6 +124,11 @@ type batch struct {
 	h     *Handler
 	r     *http.Request
 	app   storage.AppenderV2
+	// expected is the request's number of samples, which an appender
+	// that rations them (a tenant's ingestion rate) takes before any is
+	// appended; refused is its refusal.
+	expected int
+	refused  error
 	exApp storage.ExemplarAppenderV2
 	maxT  int64
 
@@ -149,6 +158,11 @@ func (h *Handler) newBatch(r *http.Request) *batch {
 func (w *batch) begin(nseries int) {
 	w.app = w.h.opts.Appendable.AppenderV2(w.r.Context())
 	w.exApp, _ = w.app.(storage.ExemplarAppenderV2)
+	if r, ok := w.app.(interface{ Reserve(n int) error }); ok && w.expected > 0 {
+		// Refused before a series is decoded or appended: a tenant far
+		// over its rate costs little (Mimir's distributor does the same).
+		w.refused = r.Reserve(w.expected)
+	}
 	lim := w.h.opts.Limits.MaxActiveSeries
 	if lim == 0 || w.h.opts.Series == nil {
 		return
@@ -206,6 +220,19 @@ func (w *batch) finish() (int, error) {
 		parts = append(parts, fmt.Sprintf("%d %s (e.g. %s)", w.rejected[r], r, w.example[r]))
 	}
 	return http.StatusBadRequest, fmt.Errorf("stored %d samples, rejected %d: %s", w.floats+w.histograms, total, strings.Join(parts, "; "))
+}
+
+// refuse answers a request its appender refused before anything was
+// appended (a tenant's limit): its status, nothing stored.
+func (w *batch) refuse() (int, error) {
+	defer w.end()
+	w.floats, w.histograms, w.exemplars = 0, 0, 0
+	_ = w.app.Rollback()
+	w.h.m.rejectedRequests.WithLabelValues(reasonTenantLimit).Inc()
+	if code, ok := limitStatus(w.refused); ok {
+		return code, w.refused
+	}
+	return http.StatusTooManyRequests, w.refused
 }
 
 // abort rolls back after a storage failure: 500, nothing stored.
@@ -371,6 +398,9 @@ func (w *batch) appendExemplars(ref storage.SeriesRef, ls labels.Labels) {
 
 func (w *batch) writeV1(req *prompb.WriteRequest) (int, error) {
 	w.begin(len(req.Timeseries))
+	if w.refused != nil {
+		return w.refuse()
+	}
 	for i := range req.Timeseries {
 		ts := &req.Timeseries[i]
 		ls := ts.ToLabels(&w.b, nil)
@@ -413,6 +443,9 @@ func (w *batch) writeV1(req *prompb.WriteRequest) (int, error) {
 
 func (w *batch) writeV2(req *writev2.Request) (int, error) {
 	w.begin(len(req.Timeseries))
+	if w.refused != nil {
+		return w.refuse()
+	}
 	for i := range req.Timeseries {
 		ts := &req.Timeseries[i]
 		n := len(ts.Samples) + len(ts.Histograms)

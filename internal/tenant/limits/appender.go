@@ -69,6 +69,8 @@ type limitedAppender struct {
 	at   uint32
 
 	samples int
+	// reserved are the samples Reserve took from the bucket already.
+	reserved int
 	// created are the series this appender made active.
 	created []uint64
 }
@@ -91,8 +93,21 @@ func (a *limitedAppender) Append(ref storage.SeriesRef, ls labels.Labels, st, t 
 	return ref, err
 }
 
+// Reserve takes n samples from the tenant's ingestion_rate bucket before
+// any is appended, so that a request over the rate is refused before it
+// costs anything to decode and append; Commit then takes only what was
+// appended beyond n. A refusal is the *LimitError; the caller appends
+// nothing and rolls back.
+func (a *limitedAppender) Reserve(n int) error {
+	if err := a.e.allowSamples(a.st, a.lim, n, a.e.now()); err != nil {
+		return err
+	}
+	a.reserved += n
+	return nil
+}
+
 func (a *limitedAppender) Commit() error {
-	if err := a.e.allowSamples(a.st, a.lim, a.samples, a.e.now()); err != nil {
+	if err := a.e.allowSamples(a.st, a.lim, a.samples-a.reserved, a.e.now()); err != nil {
 		rerr := a.next.Rollback()
 		a.forget()
 		if rerr != nil {

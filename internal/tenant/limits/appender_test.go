@@ -235,3 +235,36 @@ func TestAppendableExemplars(t *testing.T) {
 	_, ok = Appendable(store, e, tenantOf).AppenderV2(withTenant(t.Context(), "a")).(storage.ExemplarAppenderV2)
 	require.False(t, ok)
 }
+
+// Reserve takes a request's samples before it appends any: over the rate
+// it is refused at once, nothing appended; within it, Commit charges only
+// what was appended beyond the reservation.
+func TestAppendableReserve(t *testing.T) {
+	store := &memStore{}
+	e, c := newTestEnforcer(&static{defaults: Limits{IngestionRate: 10, IngestionBurstSize: 10}})
+	ap := Appendable(store, e, tenantOf)
+	ctx := withTenant(t.Context(), "a")
+	type reserver interface{ Reserve(int) error }
+
+	app := ap.AppenderV2(ctx)
+	require.NoError(t, app.(reserver).Reserve(8))
+	require.Empty(t, appendAll(t, app, []labels.Labels{series("up", 0), series("up", 1)}))
+	require.NoError(t, app.Commit(), "2 appended of 8 reserved: nothing more to take")
+
+	app = ap.AppenderV2(ctx)
+	le := limitError(t, app.(reserver).Reserve(5))
+	require.Equal(t, IngestionRate, le.Limit, "2 tokens left, 5 asked")
+	require.NoError(t, app.Rollback())
+	require.Len(t, store.committed, 2)
+
+	c.Advance(time.Second)
+	app = ap.AppenderV2(ctx)
+	require.NoError(t, app.(reserver).Reserve(1))
+	var ls []labels.Labels
+	for i := range 4 {
+		ls = append(ls, series("up", i))
+	}
+	require.Empty(t, appendAll(t, app, ls))
+	require.NoError(t, app.Commit(), "1 reserved, 3 more charged at Commit")
+	require.Error(t, ap.AppenderV2(ctx).(reserver).Reserve(7), "10 − 1 − 3 = 6 left")
+}
