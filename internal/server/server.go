@@ -443,7 +443,9 @@ func (s *Server) newAPI(ln net.Listener, rw *remotewrite.Handler, pushed *push.H
 	}
 	if s.tenancy.Enabled() {
 		opts.Tenancy = true
-		opts.Wrap = func(h http.Handler) http.Handler { return s.tenancy.Middleware(s.limitRequests(h), needOf, s.identify) }
+		opts.Wrap = func(h http.Handler) http.Handler {
+			return s.tenancy.Middleware(s.audit(s.limitRequests(h)), needOf, s.identify)
+		}
 	}
 	if s.scraper != nil {
 		opts.Targets = s.scraper.Manager()

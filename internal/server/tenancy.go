@@ -223,6 +223,41 @@ func (s *Server) limitRequests(next http.Handler) http.Handler {
 	})
 }
 
+// audit logs the admin actions: every request that needs the admin role,
+// every write an admin or platform identity makes, and every deletion of a
+// push group — who (identity, role), on which tenants, what (method,
+// path), when and with what answer — as one record of the "audit"
+// component, through the server's redacting logger.
+func (s *Server) audit(next http.Handler) http.Handler {
+	logger := s.logger.With("component", "audit")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, _ := tenant.FromContext(r.Context())
+		need := needOf(r)
+		if need != tenant.NeedAdmin && !(need == tenant.NeedWrite && (p.Role >= tenant.RolePlatform || r.Method == http.MethodDelete)) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		start := time.Now()
+		next.ServeHTTP(rec, r)
+		logger.Info("admin action", "identity", p.Identity, "role", p.Role.String(), "tenants", tenant.JoinIDs(p.IDs),
+			"method", r.Method, "path", r.URL.Path, "status", rec.code, "remote", r.RemoteAddr, "took", time.Since(start).Round(time.Millisecond))
+	})
+}
+
+// statusRecorder keeps the status a handler answered.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.code = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
 // tenantSeries is the store's active-series count for remote write's
 // limit, with the series it asks about stamped as they will be stored.
 type tenantSeries struct{ *store.Embedded }

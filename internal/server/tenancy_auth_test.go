@@ -1,6 +1,7 @@
 package server
 
 import (
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/vigil-obs/vigil/internal/peertest"
 	"github.com/vigil-obs/vigil/internal/tenant"
 )
 
@@ -141,4 +143,38 @@ func TestTenancyIdentities(t *testing.T) {
 	require.Contains(t, ans.body, tenant.Label, "a read across tenants shows the tenant label")
 	require.Equal(t, http.StatusOK, req(http.MethodGet, "/api/v1/status/tsdb", "ops", "po", "", "").code, "the platform role reads what is no tenant's")
 	require.Equal(t, http.StatusForbidden, req(http.MethodGet, "/api/v1/status/tsdb", "alice", "pa", "", "").code)
+}
+
+// TestTenancyAudit: an admin's write into another tenant and a push
+// group's deletion are logged as admin actions — who, on which tenant,
+// what, the answer — and a secret sent along is not.
+func TestTenancyAudit(t *testing.T) {
+	dir := t.TempDir()
+	h, err := bcrypt.GenerateFromPassword([]byte("root-secret-pw"), bcrypt.MinCost)
+	require.NoError(t, err)
+	web := filepath.Join(dir, "web.yml")
+	require.NoError(t, os.WriteFile(web, []byte("basic_auth_users:\n  root: "+string(h)+"\n"), 0o600))
+	cfg := testConfig(t, filepath.Join(dir, "data"))
+	cfg.Evaluation.Enabled = false
+	cfg.Web.ConfigFile = web
+	cfg.Tenancy.Enabled = true
+	cfg.Tenancy.Identities = map[string]tenant.Identity{"root": {Role: "admin"}}
+	require.NoError(t, cfg.Validate())
+	var logs peertest.SyncBuffer
+	s := New(Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	require.NoError(t, s.Start(t.Context(), Host))
+	defer func() { require.NoError(t, s.Shutdown(t.Context())) }()
+	base := "http://" + s.Addr().String()
+	for _, m := range []string{http.MethodPut, http.MethodDelete} {
+		r, err := http.NewRequest(m, base+"/metrics/job/j", strings.NewReader("x 1\n"))
+		require.NoError(t, err)
+		r.SetBasicAuth("root", "root-secret-pw")
+		r.Header.Set(tenant.Header, "b")
+		ans := do(t, r)
+		require.Less(t, ans.code, 300, ans.body)
+	}
+	out := logs.String()
+	require.Contains(t, out, `msg="admin action" component=audit identity=root role=admin tenants=b method=PUT path=/metrics/job/j status=200`)
+	require.Contains(t, out, `method=DELETE path=/metrics/job/j status=202`)
+	require.NotContains(t, out, "root-secret-pw")
 }
