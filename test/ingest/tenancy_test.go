@@ -35,7 +35,23 @@ func TestTenancyPrometheusRemoteWrite(t *testing.T) {
 	}
 	web := filepath.Join(dir, "web.yml")
 	require.NoError(t, os.WriteFile(web, []byte("basic_auth_users:\n  writer-a: "+hash("pa")+"\n  writer-b: "+hash("pb")+"\n"), 0o600))
-	v := startVigil(t, dir, "self_monitoring:\n  enabled: false\nweb:\n  config_file: "+web+"\ntenancy:\n  enabled: true\n  identities:\n    writer-a: {tenants: [a]}\n    writer-b: {tenants: [b]}\n")
+	cfg := filepath.Join(dir, "vigil.yaml")
+	require.NoError(t, os.WriteFile(cfg, []byte("self_monitoring:\n  enabled: false\nweb:\n  config_file: "+web+"\ntenancy:\n  enabled: true\n  identities:\n    writer-a: {tenants: [a]}\n    writer-b: {tenants: [b]}\n"), 0o644))
+	vaddr := peertest.FreeAddr(t)
+	vurl := "http://" + vaddr
+	// The probes are behind the web config file's authentication too.
+	ready := func() bool {
+		req, _ := http.NewRequest(http.MethodGet, vurl+"/-/ready", nil)
+		req.SetBasicAuth("writer-a", "pa")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}
+	args := append([]string{"serve", "--listen", vaddr, "--data-dir", filepath.Join(dir, "data"), "--config", cfg}, peertest.OTLPFlags(nil)...)
+	v := &server{Proc: peertest.Start(t, vurl, vaddr, ready, peertest.Vigil(t), args...), client: newClient(t)}
 	addr := peertest.FreeAddr(t)
 	var rw strings.Builder
 	for _, id := range []string{"a", "b", ""} {
