@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -23,6 +24,13 @@ type Incidents interface {
 
 var _ Incidents = (*incident.Tracker)(nil)
 
+// ContextIncidents is Incidents that depend on who asks (tenancy: a
+// tenant's own incidents, or the platform's).
+type ContextIncidents interface {
+	Incidents
+	ForContext(ctx context.Context) Incidents
+}
+
 // apiAlert is one entry of /api/v1/alerts, in Prometheus's format.
 type apiAlert struct {
 	Labels      map[string]string `json:"labels"`
@@ -34,8 +42,12 @@ type apiAlert struct {
 
 // serveIncidents answers /api/v1/incidents (all, or ?state=firing) and
 // /api/v1/incidents/{id}.
-func serveIncidents(inc Incidents) http.HandlerFunc {
+func serveIncidents(all Incidents) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		inc := all
+		if ci, ok := all.(ContextIncidents); ok {
+			inc = ci.ForContext(r.Context())
+		}
 		if r.Method != http.MethodGet {
 			envelope.WriteError(w, http.StatusMethodNotAllowed, "bad_data", errors.New("only GET"))
 			return

@@ -113,6 +113,12 @@ func (s *Server) startEvaluation(ctx context.Context, host component.Host, sende
 	if err != nil {
 		return err
 	}
+	var reg prometheus.Registerer = s.reg
+	if cfg.Tenancy.Enabled && len(cfg.Tenancy.Evaluate) > 0 {
+		// Each tenant's evaluation counts itself under its tenant label;
+		// the platform's under Vigil's own.
+		reg = prometheus.WrapRegistererWith(prometheus.Labels{"tenant": cfg.Tenancy.InternalTenant}, s.reg)
+	}
 	w, err := watch.New(watch.Options{
 		Source: src, Probe: probe, Engine: eng, Groups: groups, Tracker: tr, Sender: snd,
 		Interval: time.Duration(ec.Interval), ResendInterval: time.Duration(cfg.Alerting.ResendInterval),
@@ -120,12 +126,15 @@ func (s *Server) startEvaluation(ctx context.Context, host component.Host, sende
 		Tasks:    tasks(mon.Evaluate, sloCheck, costRec.task()),
 		Annotate: costRec.annotate,
 		OnChange: s.opts.OnChange,
-		Logger:   logger.With("component", "watch"), Registerer: s.reg,
+		Logger:   logger.With("component", "watch"), Registerer: reg,
 	})
 	if err != nil {
 		return err
 	}
 	s.ev = &evaluation{tracker: tr, watcher: w}
+	if err := s.startTenantEvaluations(ctx, host, src, snd, ext); err != nil {
+		return err
+	}
 	if s.opts.Driven {
 		return nil
 	}

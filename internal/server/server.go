@@ -128,6 +128,8 @@ type Server struct {
 	webUsers *webUsers
 	// limits enforces the tenants' limits (tenancy only; nil: none).
 	limits *limits.Enforcer
+	// tenantEvals are the own evaluations of tenancy.evaluate's tenants.
+	tenantEvals map[string]*evaluation
 }
 
 // part is one started component and what the log calls it.
@@ -452,6 +454,9 @@ func (s *Server) newAPI(ln net.Listener, rw *remotewrite.Handler, pushed *push.H
 	}
 	if s.ev != nil {
 		opts.Rules, opts.Incidents = s.ev.watcher, s.ev.tracker
+		if s.tenancy.Enabled() {
+			opts.Incidents = tenantIncidents{platform: s.ev.tracker, by: s.tenantEvals}
+		}
 	}
 	opts.Alertmanagers = alertmanagers(cfg.Alerting.Alertmanagers)
 	// The pages read what the evaluation reads: attached, the backend's

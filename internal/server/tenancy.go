@@ -54,6 +54,8 @@ func needOf(r *http.Request) tenant.Need {
 		return tenant.NeedRead
 	case strings.HasPrefix(p, "/api/v1/admin/"):
 		return tenant.NeedAdmin
+	case p == "/api/v1/incidents", strings.HasPrefix(p, "/api/v1/incidents/"):
+		return tenant.NeedReadOrPlatform
 	}
 	return tenant.NeedPlatform
 }

@@ -15,7 +15,9 @@ import (
 	"github.com/gogo/protobuf/proto"
 	"github.com/golang/snappy"
 	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/prompb"
+	"github.com/prometheus/prometheus/storage"
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/collector/pdata/pcommon"
 	"go.opentelemetry.io/collector/pdata/plog"
@@ -424,4 +426,63 @@ func remoteWriteAnswer(t *testing.T, base, id string, at time.Time, series ...[]
 	hr.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
 	hr.Header.Set(tenant.Header, id)
 	return do(t, hr)
+}
+
+// TestTenancyEvaluations: with tenancy.evaluate, each listed tenant's own
+// evaluation reads its data alone: a GPU that fell off the bus in tenant
+// a's data opens an incident that a reads and b does not, while the
+// platform's evaluation, over every tenant's data, has it too.
+func TestTenancyEvaluations(t *testing.T) {
+	start := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	now := start.Add(30 * time.Minute)
+	cfg := testConfig(t, t.TempDir())
+	cfg.OTLP.GRPCListen, cfg.OTLP.HTTPListen = "", ""
+	cfg.Tenancy.Enabled = true
+	cfg.Tenancy.Evaluate = []string{"a", "b"}
+	require.NoError(t, cfg.Validate())
+	s := New(Options{Config: cfg, Now: func() time.Time { return now }, Driven: true})
+	require.NoError(t, s.Start(t.Context(), Host))
+	defer func() { require.NoError(t, s.Shutdown(t.Context())) }()
+
+	w := tenant.Writes{A: s.Store()}
+	for _, id := range []string{"a", "b"} {
+		app := w.AppenderV2(tenant.WithID(t.Context(), id))
+		for at := start; !at.After(now); at = at.Add(15 * time.Second) {
+			v := 0.0
+			if id == "a" && at.After(now.Add(-2*time.Minute)) {
+				v = 79
+			}
+			ls := labels.FromStrings("__name__", "DCGM_FI_DEV_XID_ERRORS", "Hostname", "gpu-node-01", "gpu", "3", "UUID", "GPU-3", "modelName", "NVIDIA A100-SXM4-80GB")
+			_, err := app.Append(0, ls, 0, at.UnixMilli(), v, nil, nil, storage.AOptions{})
+			require.NoError(t, err)
+		}
+		require.NoError(t, app.Commit())
+	}
+	for _, id := range []string{"a", "b"} {
+		require.NoError(t, s.tenantEvals[id].watcher.Cycle(t.Context(), now))
+	}
+	require.NoError(t, s.Watcher().Cycle(t.Context(), now))
+
+	base := "http://" + s.Addr().String()
+	a := send(t, http.MethodGet, base+"/api/v1/incidents", "a", "", nil)
+	require.Equal(t, http.StatusOK, a.code, a.body)
+	require.Contains(t, a.body, "gpu-node-01", "a's own incident")
+	b := send(t, http.MethodGet, base+"/api/v1/incidents", "b", "", nil)
+	require.Equal(t, http.StatusOK, b.code, b.body)
+	require.NotContains(t, b.body, "gpu-node-01", "b's evaluation read a's data")
+	require.Equal(t, http.StatusUnauthorized, send(t, http.MethodGet, base+"/api/v1/incidents", "", "", nil).code)
+	var ids []string
+	for _, i := range s.tenantEvals["a"].tracker.List() {
+		ids = append(ids, i.ID)
+	}
+	require.NotEmpty(t, ids)
+	one := send(t, http.MethodGet, base+"/api/v1/incidents/"+ids[0], "b", "", nil)
+	require.Equal(t, http.StatusNotFound, one.code, "b reads a's incident by id: %s", one.body)
+	one = send(t, http.MethodGet, base+"/api/v1/incidents/"+ids[0], "a", "", nil)
+	require.Equal(t, http.StatusOK, one.code, one.body)
+	platform := false
+	for _, i := range s.Tracker().List() {
+		platform = platform || strings.Contains(fmt.Sprint(i.Entity), "gpu-node-01")
+	}
+	require.True(t, platform, "the platform's evaluation reads every tenant's data")
 }

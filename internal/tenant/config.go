@@ -30,6 +30,12 @@ type Config struct {
 	// DefaultScrapeTenant takes the other jobs' series.
 	ScrapeTenants       map[string]string `yaml:"scrape_tenants"`
 	DefaultScrapeTenant string            `yaml:"default_scrape_tenant"`
+	// Evaluate lists the tenants that get their own continuous
+	// evaluation: SLO rules, symptoms and diagnosis over their data alone,
+	// their own incidents (which only they, and the platform role, read)
+	// and alerts labelled tenant=<id>. The server's own evaluation, over
+	// every tenant's data, is the platform's.
+	Evaluate []string `yaml:"evaluate"`
 	// InternalTenant is the tenant of what Vigil writes itself: its own
 	// metrics, recorded SLO series, incidents' series.
 	InternalTenant string `yaml:"internal_tenant"`
@@ -90,6 +96,16 @@ func (c Config) Validate() error {
 	}
 	if err := ValidateID(c.DefaultScrapeTenant); err != nil {
 		return fmt.Errorf("default_scrape_tenant: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, id := range c.Evaluate {
+		if err := ValidateID(id); err != nil {
+			return fmt.Errorf("evaluate: %w", err)
+		}
+		if seen[id] {
+			return fmt.Errorf("evaluate: tenant %q listed twice", id)
+		}
+		seen[id] = true
 	}
 	if err := ValidateID(c.InternalTenant); err != nil {
 		return fmt.Errorf("internal_tenant: %w", err)

@@ -67,6 +67,13 @@ func FromContext(ctx context.Context) (Principal, bool) {
 	return p, ok && len(p.IDs) > 0
 }
 
+// PrincipalOf returns the principal of ctx even when it names no tenant
+// (the platform role reading what is no tenant's).
+func PrincipalOf(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(ctxKey{}).(Principal)
+	return p, ok
+}
+
 // WithID returns ctx acting on the one tenant id, as an internal writer
 // (a scrape pool assigned to a tenant) or a test does.
 func WithID(ctx context.Context, id string) context.Context {

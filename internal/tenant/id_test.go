@@ -157,3 +157,25 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestResolveReadOrPlatform(t *testing.T) {
+	r := NewResolver(Config{Enabled: true, Identities: map[string]Identity{"alice": {Tenants: []string{"a"}}, "ops": {Role: "platform"}}})
+	p, err := r.Resolve("alice", "", NeedReadOrPlatform)
+	if err != nil || JoinIDs(p.IDs) != "a" {
+		t.Errorf("alice: %v, %v", p, err)
+	}
+	p, err = r.Resolve("ops", "", NeedReadOrPlatform)
+	if err != nil || len(p.IDs) != 0 || p.Role != RolePlatform {
+		t.Errorf("ops with no header: %v, %v", p, err)
+	}
+	p, err = r.Resolve("ops", "b", NeedReadOrPlatform)
+	if err != nil || JoinIDs(p.IDs) != "b" {
+		t.Errorf("ops as b: %v, %v", p, err)
+	}
+	if _, err := r.Resolve("", "", NeedReadOrPlatform); err == nil || err.Status != http.StatusUnauthorized {
+		t.Errorf("nobody: %v", err)
+	}
+	if _, err := r.Resolve("alice", "b", NeedReadOrPlatform); err == nil || err.Status != http.StatusForbidden {
+		t.Errorf("alice as b: %v", err)
+	}
+}

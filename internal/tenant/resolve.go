@@ -23,6 +23,10 @@ const (
 	NeedPlatform
 	// NeedAdmin changes what is not one tenant's.
 	NeedAdmin
+	// NeedReadOrPlatform reads the tenants a request names, or, when it
+	// names none and its identity has the platform role, what is no
+	// tenant's (the incidents: a tenant's own, or the platform's).
+	NeedReadOrPlatform
 )
 
 // Error is a request refused by tenancy: the HTTP status and a one-line
@@ -68,6 +72,15 @@ func (r *Resolver) Enabled() bool { return r != nil && r.cfg.Enabled }
 func (r *Resolver) Resolve(identity, header string, need Need) (Principal, *Error) {
 	if need == NeedNone {
 		return Principal{}, nil
+	}
+	if need == NeedReadOrPlatform {
+		p, err := r.Resolve(identity, header, NeedRead)
+		if err != nil && err.Status == http.StatusUnauthorized && header == "" {
+			if pp, perr := r.Resolve(identity, header, NeedPlatform); perr == nil {
+				return pp, nil
+			}
+		}
+		return p, err
 	}
 	var ids []string
 	if header != "" {
