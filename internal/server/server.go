@@ -475,7 +475,17 @@ func (s *Server) newAPI(ln net.Listener, rw *remotewrite.Handler, pushed *push.H
 	if opts.Extra == nil {
 		opts.Extra = map[string]http.Handler{}
 	}
+	var pages *tenantUI
+	if s.tenancy.Enabled() {
+		// Each tenant's pages read its own data and incidents; the
+		// platform role's, naming no tenant, the platform's.
+		pages = &tenantUI{s: s, opts: uo, platform: web, by: map[string]*ui.Handler{}}
+		opts.UI = pages
+	}
 	for path, hd := range web.APIs() {
+		if pages != nil {
+			hd = pages.api(path)
+		}
 		opts.Extra[path] = hd
 	}
 	return api.New(opts)

@@ -35,6 +35,13 @@ var readPaths = map[string]bool{
 	"/api/v1/format_query": true, "/api/v1/parse_query": true,
 }
 
+// uiAPIs are the web UI's JSON answers (ui.Handler.APIs), which read as
+// its pages do.
+var uiAPIs = map[string]bool{
+	"/api/v1/gpus": true, "/api/v1/platform": true, "/api/v1/inference": true, "/api/v1/failures": true,
+	"/api/v1/tenants": true, "/api/v1/topology": true, "/api/v1/cost": true,
+}
+
 // needOf is what a request to the HTTP API needs under tenancy. What is
 // not one tenant's data — Vigil's own metrics and status, the scrape
 // targets, the rules, alerts and incidents the evaluation derives over
@@ -54,10 +61,13 @@ func needOf(r *http.Request) tenant.Need {
 		return tenant.NeedRead
 	case strings.HasPrefix(p, "/api/v1/admin/"):
 		return tenant.NeedAdmin
-	case p == "/api/v1/incidents", strings.HasPrefix(p, "/api/v1/incidents/"):
+	case p == "/api/v1/incidents", strings.HasPrefix(p, "/api/v1/incidents/"), uiAPIs[p]:
 		return tenant.NeedReadOrPlatform
+	case p == "/metrics", p == "/federate", strings.HasPrefix(p, "/api/"):
+		return tenant.NeedPlatform
 	}
-	return tenant.NeedPlatform
+	// The web UI's pages.
+	return tenant.NeedReadOrPlatform
 }
 
 // identify is who sent r, when the server authenticates: the common name

@@ -480,6 +480,15 @@ func TestTenancyEvaluations(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, one.code, "b reads a's incident by id: %s", one.body)
 	one = send(t, http.MethodGet, base+"/api/v1/incidents/"+ids[0], "a", "", nil)
 	require.Equal(t, http.StatusOK, one.code, one.body)
+	// The web UI: each tenant's incident pages are its own.
+	page := send(t, http.MethodGet, base+"/incidents", "a", "", nil)
+	require.Equal(t, http.StatusOK, page.code, page.body)
+	require.Contains(t, page.body, ids[0])
+	page = send(t, http.MethodGet, base+"/incidents", "b", "", nil)
+	require.Equal(t, http.StatusOK, page.code, page.body)
+	require.NotContains(t, page.body, ids[0])
+	require.Equal(t, http.StatusNotFound, send(t, http.MethodGet, base+"/incidents/"+ids[0], "b", "", nil).code)
+	require.Equal(t, http.StatusUnauthorized, send(t, http.MethodGet, base+"/incidents", "", "", nil).code)
 	platform := false
 	for _, i := range s.Tracker().List() {
 		platform = platform || strings.Contains(fmt.Sprint(i.Entity), "gpu-node-01")

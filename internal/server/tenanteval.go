@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +22,7 @@ import (
 	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/incident"
 	"github.com/vigil-obs/vigil/internal/tenant"
+	"github.com/vigil-obs/vigil/internal/ui"
 	"github.com/vigil-obs/vigil/internal/watch"
 )
 
@@ -173,4 +176,97 @@ func (o ownIncidents) Get(id string) (incident.Incident, bool) {
 		}
 	}
 	return incident.Incident{}, false
+}
+
+// tenantUI serves the web UI under tenancy: the pages of a request that
+// names tenants read those tenants' data alone (the view restricted to
+// them), their own evaluations' incidents and their spans; the platform
+// role, naming none, gets the platform's pages. A set of tenants' pages is
+// built on its first request and kept (at most maxTenantUIs sets).
+type tenantUI struct {
+	s        *Server
+	opts     ui.Options
+	platform *ui.Handler
+
+	mu sync.Mutex
+	by map[string]*ui.Handler
+}
+
+// maxTenantUIs bounds the tenant sets whose pages are kept.
+const maxTenantUIs = 64
+
+// restrictedView is the view restricted to some tenants, with the
+// view's engine.
+type restrictedView struct {
+	storage.Queryable
+	engine promql.QueryEngine
+}
+
+func (r restrictedView) Engine() promql.QueryEngine { return r.engine }
+
+// of returns the pages for the principal of r; nil and false when it may
+// read none.
+func (t *tenantUI) of(r *http.Request) (*ui.Handler, bool) {
+	p, ok := tenant.PrincipalOf(r.Context())
+	if !ok {
+		return nil, false
+	}
+	if len(p.IDs) == 0 {
+		return t.platform, p.Role >= tenant.RolePlatform
+	}
+	key := tenant.JoinIDs(p.IDs)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if h, ok := t.by[key]; ok {
+		return h, true
+	}
+	o := t.opts
+	o.Store = restrictedView{tenant.Fixed(t.s.view, p.IDs), t.s.view.Engine()}
+	var trs ownIncidents
+	for _, id := range p.IDs {
+		if ev, ok := t.s.tenantEvals[id]; ok {
+			trs = append(trs, ev.tracker)
+		}
+	}
+	o.Incidents = trs
+	o.Logger = o.Logger.With("tenants", key)
+	h, err := ui.New(o)
+	if err != nil {
+		t.s.logger.Warn("web UI of tenants", "tenants", key, "err", err)
+		return nil, false
+	}
+	if len(t.by) >= maxTenantUIs {
+		for k := range t.by {
+			delete(t.by, k)
+			break
+		}
+	}
+	t.by[key] = h
+	return h, true
+}
+
+func (t *tenantUI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, ok := t.of(r)
+	if !ok {
+		http.Error(w, tenant.ErrNoTenant.Error(), http.StatusUnauthorized)
+		return
+	}
+	h.ServeHTTP(w, r)
+}
+
+// api is the UI's JSON answer at path, for the principal of each request.
+func (t *tenantUI) api(path string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h, ok := t.of(r)
+		if !ok {
+			http.Error(w, tenant.ErrNoTenant.Error(), http.StatusUnauthorized)
+			return
+		}
+		hd, ok := h.APIs()[path]
+		if !ok {
+			http.NotFound(w, r)
+			return
+		}
+		hd.ServeHTTP(w, r)
+	})
 }
