@@ -216,6 +216,12 @@ func (s *Server) limitRequests(next http.Handler) http.Handler {
 				limits.WriteHTTP(w, err)
 				return
 			}
+			if r.Method != http.MethodDelete {
+				if err := s.limits.SamplesExhausted(id); err != nil {
+					limits.WriteHTTP(w, err)
+					return
+				}
+			}
 			if most := s.limits.Limits(id).MaxRequestBytes; most > 0 {
 				r.Body = http.MaxBytesReader(w, r.Body, most)
 			}

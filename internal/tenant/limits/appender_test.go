@@ -268,3 +268,19 @@ func TestAppendableReserve(t *testing.T) {
 	require.NoError(t, app.Commit(), "1 reserved, 3 more charged at Commit")
 	require.Error(t, ap.AppenderV2(ctx).(reserver).Reserve(7), "10 − 1 − 3 = 6 left")
 }
+
+// SamplesExhausted refuses while the bucket holds less than one sample,
+// and lets writes in again once it refilled.
+func TestSamplesExhausted(t *testing.T) {
+	e, c := newTestEnforcer(&static{defaults: Limits{IngestionRate: 10, IngestionBurstSize: 10}})
+	require.NoError(t, e.SamplesExhausted("a"))
+	require.NoError(t, e.AllowSamples("a", 10))
+	le := limitError(t, e.SamplesExhausted("a"))
+	require.Equal(t, IngestionRate, le.Limit)
+	require.Equal(t, 100*time.Millisecond, le.RetryAfter)
+	require.NoError(t, e.SamplesExhausted("b"), "another tenant's bucket")
+	c.Advance(100 * time.Millisecond)
+	require.NoError(t, e.SamplesExhausted("a"))
+	e2, _ := newTestEnforcer(&static{})
+	require.NoError(t, e2.SamplesExhausted("a"), "no rate")
+}

@@ -144,6 +144,29 @@ func (e *Enforcer) AllowSpans(tenant string, n int) error {
 	return rateError(st.name, SpansRate, "spans rate", "spans and log records", l.SpansRate, b, n, wait)
 }
 
+// SamplesExhausted refuses a write of tenant while its ingestion_rate
+// bucket holds less than one sample: no write can be accepted then,
+// whatever its size, so the caller refuses it before reading its body
+// (a tenant far over its rate costs next to nothing). nil when the bucket
+// holds a sample, or the tenant has no rate.
+func (e *Enforcer) SamplesExhausted(tenant string) error {
+	l := e.src.For(tenant)
+	if l.IngestionRate == 0 {
+		return nil
+	}
+	now := e.now()
+	st := e.state(tenant, now)
+	b := burst(l.IngestionRate, l.IngestionBurstSize)
+	tokens := st.samples.tokens(now, l.IngestionRate, b)
+	if tokens >= 1 {
+		return nil
+	}
+	st.m.rejectedSamples.Inc()
+	wait := time.Duration((1 - tokens) / l.IngestionRate * float64(time.Second))
+	return &LimitError{Tenant: tenant, Limit: IngestionRate, RetryAfter: wait,
+		Msg: "ingestion rate limit (" + strconv.FormatFloat(l.IngestionRate, 'f', -1, 64) + " samples/s, burst " + strconv.Itoa(b) + ") exhausted: the request was refused before it was read"}
+}
+
 func rateError(tenant, limit, what, unit string, r float64, b, n int, wait time.Duration) *LimitError {
 	msg := what + " limit (" + strconv.FormatFloat(r, 'f', -1, 64) + " " + perSecond(unit) +
 		", burst " + strconv.Itoa(b) + ") exceeded while adding " + strconv.Itoa(n) + " " + unit
@@ -315,6 +338,22 @@ func (e *Enforcer) secs(t time.Time) uint32 {
 
 // purged marks a tenant state that Purge removed.
 const purged = math.MinInt64
+
+// tokens returns what the bucket of rate r and size b holds at now.
+func (k *bucket) tokens(now time.Time, r float64, b int) float64 {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
+	case k.lim == nil:
+		k.lim = rate.NewLimiter(rate.Limit(r), b)
+		k.r, k.b = r, b
+	case k.r != r || k.b != b:
+		k.lim.SetLimitAt(now, rate.Limit(r))
+		k.lim.SetBurstAt(now, b)
+		k.r, k.b = r, b
+	}
+	return k.lim.TokensAt(now)
+}
 
 // tenantState is one tenant's buckets, series and query slots.
 type tenantState struct {
