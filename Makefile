@@ -94,6 +94,7 @@ fuzz:
 	$(GO) test ./internal/redact -run '^$$' -fuzz '^FuzzJSONParser$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/sim -run '^$$' -fuzz '^FuzzParseScenario$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/slo -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/tenant -run '^$$' -fuzz '^FuzzParseIDs$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/tenant/limits -run '^$$' -fuzz '^FuzzRuntimeFile$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/traces -run '^$$' -fuzz '^FuzzCorrelationBody$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/traces -run '^$$' -fuzz '^FuzzParseTraceID$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
