@@ -10,12 +10,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	commoncfg "github.com/prometheus/common/config"
 	"go.yaml.in/yaml/v3"
@@ -132,14 +135,24 @@ func (c AuthConfig) Validate() error {
 }
 
 // Authenticator checks the credentials of requests against AuthConfig.
-// It is safe for concurrent use.
+// It is safe for concurrent use. The token and htpasswd files are read
+// again when they change (looked at once a second at most, when a
+// request comes), as the Collector's extensions watch theirs: a rotated
+// token or a new user needs no restart. A changed file that does not
+// parse leaves the credentials as they were.
 type Authenticator struct {
+	cfg    AuthConfig
 	header string
 	scheme string
-	// tokens are the accepted bearer tokens, in the order of the
-	// settings: token, tokens, then the file's lines.
-	tokens [][]byte
-	users  map[string][]byte
+	creds  atomic.Pointer[credSet]
+	// basic is set when basic auth is on.
+	basic bool
+
+	// reload looks at the files at most once every reloadEvery.
+	reloadMu  sync.Mutex
+	nextCheck time.Time
+	stamps    map[string]fileStamp
+	now       func() time.Time
 
 	// bcrypt is slow by design: one comparison at a time, and the
 	// successful ones remembered (by a hash of the user, the password and
@@ -148,6 +161,23 @@ type Authenticator struct {
 	mu       sync.Mutex
 	good     map[[sha256.Size]byte]struct{}
 }
+
+// credSet is the accepted tokens and users at one time.
+type credSet struct {
+	// tokens are the accepted bearer tokens, in the order of the
+	// settings: token, tokens, then the file's lines.
+	tokens [][]byte
+	users  map[string][]byte
+}
+
+// fileStamp tells a changed file.
+type fileStamp struct {
+	mod  time.Time
+	size int64
+}
+
+// reloadEvery is how often the files are looked at.
+const reloadEvery = time.Second
 
 // maxGoodCache bounds the remembered successful basic-auth checks.
 const maxGoodCache = 1024
@@ -161,7 +191,7 @@ func NewAuthenticator(c AuthConfig) (*Authenticator, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	a := &Authenticator{header: "authorization", good: map[[sha256.Size]byte]struct{}{}}
+	a := &Authenticator{cfg: c, header: "authorization", basic: c.Basic != nil, now: time.Now, good: map[[sha256.Size]byte]struct{}{}}
 	if bt := c.BearerToken; bt != nil {
 		if bt.Header != "" {
 			a.header = strings.ToLower(strings.TrimSpace(bt.Header))
@@ -170,14 +200,75 @@ func NewAuthenticator(c AuthConfig) (*Authenticator, error) {
 		if bt.Scheme != nil {
 			a.scheme = strings.TrimSpace(*bt.Scheme)
 		}
-		if bt.Token != "" {
-			a.tokens = append(a.tokens, []byte(bt.Token))
+	}
+	a.stamps = a.stampFiles()
+	creds, err := a.load()
+	if err != nil {
+		return nil, err
+	}
+	a.creds.Store(creds)
+	a.nextCheck = a.now().Add(reloadEvery)
+	return a, nil
+}
+
+// files are the token and htpasswd files of the settings.
+func (a *Authenticator) files() []string {
+	var out []string
+	if bt := a.cfg.BearerToken; bt != nil && bt.Filename != "" {
+		out = append(out, bt.Filename)
+	}
+	if ba := a.cfg.Basic; ba != nil && ba.Htpasswd.File != "" {
+		out = append(out, ba.Htpasswd.File)
+	}
+	return out
+}
+
+// stampFiles returns the modification time and size of each file.
+func (a *Authenticator) stampFiles() map[string]fileStamp {
+	out := map[string]fileStamp{}
+	for _, f := range a.files() {
+		if fi, err := os.Stat(f); err == nil {
+			out[f] = fileStamp{fi.ModTime(), fi.Size()}
 		}
-		for i, t := range bt.Tokens {
-			if strings.TrimSpace(string(t)) == "" {
-				return nil, fmt.Errorf("bearertokenauth.tokens[%d]: empty token", i)
-			}
-			a.tokens = append(a.tokens, []byte(t))
+	}
+	return out
+}
+
+// maybeReload reads the files again when one changed since the last
+// look, at most once every reloadEvery; a request that finds another
+// looking goes on with what is loaded.
+func (a *Authenticator) maybeReload() {
+	if len(a.files()) == 0 || !a.reloadMu.TryLock() {
+		return
+	}
+	defer a.reloadMu.Unlock()
+	now := a.now()
+	if now.Before(a.nextCheck) {
+		return
+	}
+	a.nextCheck = now.Add(reloadEvery)
+	stamps := a.stampFiles()
+	if maps.Equal(stamps, a.stamps) {
+		return
+	}
+	creds, err := a.load()
+	if err != nil {
+		return // kept as they were; looked at again next time
+	}
+	a.creds.Store(creds)
+	a.stamps = stamps
+}
+
+// load reads the tokens and users of the settings and their files.
+func (a *Authenticator) load() (*credSet, error) {
+	c := a.cfg
+	out := &credSet{}
+	if bt := c.BearerToken; bt != nil {
+		if bt.Token != "" {
+			out.tokens = append(out.tokens, []byte(bt.Token))
+		}
+		for _, t := range bt.Tokens {
+			out.tokens = append(out.tokens, []byte(t))
 		}
 		if bt.Filename != "" {
 			b, err := readSmall(bt.Filename)
@@ -189,15 +280,12 @@ func NewAuthenticator(c AuthConfig) (*Authenticator, error) {
 				return nil, fmt.Errorf("bearertokenauth.filename: %s holds no token", bt.Filename)
 			}
 			for _, t := range toks {
-				a.tokens = append(a.tokens, []byte(t))
+				out.tokens = append(out.tokens, []byte(t))
 			}
-		}
-		if len(a.tokens) == 0 {
-			return nil, errors.New("bearertokenauth: set token, tokens or filename")
 		}
 	}
 	if ba := c.Basic; ba != nil {
-		a.users = map[string][]byte{}
+		out.users = map[string][]byte{}
 		if ba.Htpasswd.File != "" {
 			b, err := readSmall(ba.Htpasswd.File)
 			if err != nil {
@@ -207,9 +295,7 @@ func NewAuthenticator(c AuthConfig) (*Authenticator, error) {
 			if err != nil {
 				return nil, fmt.Errorf("basicauth.htpasswd.file: %s: %w", ba.Htpasswd.File, err)
 			}
-			for u, h := range users {
-				a.users[u] = h
-			}
+			maps.Copy(out.users, users)
 		}
 		if ba.Htpasswd.Inline != "" {
 			users, err := ParseHtpasswd([]byte(ba.Htpasswd.Inline))
@@ -217,17 +303,17 @@ func NewAuthenticator(c AuthConfig) (*Authenticator, error) {
 				return nil, fmt.Errorf("basicauth.htpasswd.inline: %w", err)
 			}
 			for u, h := range users {
-				if _, dup := a.users[u]; dup {
+				if _, dup := out.users[u]; dup {
 					return nil, fmt.Errorf("basicauth.htpasswd: user %q is in both file and inline", u)
 				}
-				a.users[u] = h
+				out.users[u] = h
 			}
 		}
-		if len(a.users) == 0 {
+		if len(out.users) == 0 {
 			return nil, errors.New("basicauth.htpasswd: set file or inline, with at least one user")
 		}
 	}
-	return a, nil
+	return out, nil
 }
 
 // maxAuthFile bounds the token and htpasswd files.
@@ -325,17 +411,19 @@ var fakeHash = []byte("$2y$10$QOauhQNbBCuQDKes6eFzPeMqBSjb7Mr5DUmpZ/VcEd00UAV/LD
 // credentials give an error wrapping ErrUnauthenticated; its message
 // never quotes the credential.
 func (a *Authenticator) Authenticate(md map[string][]string) (string, error) {
-	if len(a.tokens) > 0 {
+	a.maybeReload()
+	creds := a.creds.Load()
+	if len(creds.tokens) > 0 {
 		if v := first(md, a.header); v != "" {
-			if id, ok := a.bearer(v); ok {
+			if id, ok := a.bearer(creds, v); ok {
 				return id, nil
 			}
-			if a.users == nil || a.header != "authorization" || !hasScheme(v, "Basic") {
+			if !a.basic || a.header != "authorization" || !hasScheme(v, "Basic") {
 				return "", fmt.Errorf("%w: the bearer token is not accepted", ErrUnauthenticated)
 			}
 		}
 	}
-	if a.users != nil {
+	if a.basic {
 		v := first(md, "authorization")
 		if v == "" {
 			return "", fmt.Errorf("%w: no credentials", ErrUnauthenticated)
@@ -344,7 +432,7 @@ func (a *Authenticator) Authenticate(md map[string][]string) (string, error) {
 		if !ok {
 			return "", fmt.Errorf("%w: the Authorization header is not basic auth", ErrUnauthenticated)
 		}
-		if a.checkPassword(user, pass) {
+		if a.checkPassword(creds, user, pass) {
 			return user, nil
 		}
 		return "", fmt.Errorf("%w: wrong user name or password", ErrUnauthenticated)
@@ -354,7 +442,7 @@ func (a *Authenticator) Authenticate(md map[string][]string) (string, error) {
 
 // bearer checks "<scheme> <token>" against every token, in constant time
 // for each.
-func (a *Authenticator) bearer(v string) (string, bool) {
+func (a *Authenticator) bearer(creds *credSet, v string) (string, bool) {
 	tok := v
 	if a.scheme != "" {
 		if !hasScheme(v, a.scheme) {
@@ -363,7 +451,7 @@ func (a *Authenticator) bearer(v string) (string, bool) {
 		tok = strings.TrimSpace(v[len(a.scheme)+1:])
 	}
 	found := -1
-	for i, t := range a.tokens {
+	for i, t := range creds.tokens {
 		if subtle.ConstantTimeCompare([]byte(tok), t) == 1 && found < 0 {
 			found = i
 		}
@@ -374,8 +462,8 @@ func (a *Authenticator) bearer(v string) (string, bool) {
 	return "token-" + strconv.Itoa(found), true
 }
 
-func (a *Authenticator) checkPassword(user, pass string) bool {
-	hash, known := a.users[user]
+func (a *Authenticator) checkPassword(creds *credSet, user, pass string) bool {
+	hash, known := creds.users[user]
 	if !known {
 		hash = fakeHash
 	}
@@ -515,7 +603,7 @@ func headerMD(h http.Header) map[string][]string {
 
 // challenge is the WWW-Authenticate header of a 401.
 func (r *Receiver) challenge() string {
-	if a := r.opts.Auth; a != nil && a.users == nil && a.scheme != "" {
+	if a := r.opts.Auth; a != nil && !a.basic && a.scheme != "" {
 		return a.scheme
 	}
 	return `Basic realm="vigil"`

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/stretchr/testify/require"
@@ -468,4 +469,48 @@ func TestTLSConfigErrors(t *testing.T) {
 	f(TLSConfig{CertFile: certs.Server, KeyFile: certs.ServerKey, ClientAuthType: "Sometimes"}, `client_auth_type "Sometimes"`)
 	f(TLSConfig{CertFile: certs.Server, KeyFile: certs.ServerKey, MinVersion: "1.1"}, "TLS 1.0 and 1.1 are not accepted")
 	f(TLSConfig{CertFile: certs.Server, KeyFile: certs.ServerKey, MinVersion: "TLS13"}, "")
+}
+
+// TestAuthFilesReload: a rotated token file and a changed htpasswd file
+// are taken within a second, with no restart; a changed file that does
+// not parse leaves the credentials as they were.
+func TestAuthFilesReload(t *testing.T) {
+	certs := certtest.New(t)
+	tokens := certs.WriteFile(t, "tokens", "first-token\n")
+	htpasswd := certs.WriteFile(t, "htpasswd", "alice:"+certtest.Hash(t, "one")+"\n")
+	a, err := NewAuthenticator(AuthConfig{
+		BearerToken: &BearerTokenConfig{Filename: tokens},
+		Basic:       &BasicAuthConfig{Htpasswd: HtpasswdConfig{File: htpasswd}},
+	})
+	require.NoError(t, err)
+	now := time.Now()
+	a.now = func() time.Time { return now }
+	ok := func(header string) bool {
+		_, err := a.Authenticate(map[string][]string{"authorization": {header}})
+		return err == nil
+	}
+	// rewrite changes a file and moves its modification time, as a
+	// Secret's update does.
+	rewrite := func(path, content string) {
+		require.NoError(t, os.WriteFile(path, []byte(content), 0o600))
+		mod := now.Add(time.Hour)
+		require.NoError(t, os.Chtimes(path, mod, mod))
+	}
+	require.True(t, ok("Bearer first-token"))
+	require.True(t, ok(basicHeader("alice", "one")))
+
+	rewrite(tokens, "second-token\n")
+	rewrite(htpasswd, "alice:"+certtest.Hash(t, "two")+"\nbob:"+certtest.Hash(t, "three")+"\n")
+	require.True(t, ok("Bearer first-token"), "within the second, what was loaded")
+	now = now.Add(reloadEvery)
+	require.True(t, ok("Bearer second-token"))
+	require.False(t, ok("Bearer first-token"))
+	require.False(t, ok(basicHeader("alice", "one")))
+	require.True(t, ok(basicHeader("alice", "two")))
+	require.True(t, ok(basicHeader("bob", "three")))
+
+	rewrite(htpasswd, "alice:plaintext\n")
+	now = now.Add(2 * reloadEvery)
+	require.True(t, ok(basicHeader("alice", "two")), "a file that does not parse changes nothing")
+	require.True(t, ok("Bearer second-token"))
 }
