@@ -226,6 +226,17 @@ func (s *Server) limitRequests(next http.Handler) http.Handler {
 				r.Body = http.MaxBytesReader(w, r.Body, most)
 			}
 		case tenant.NeedRead:
+			// A read loads at most the least max_query_samples of its
+			// tenants, over all its queries' selectors.
+			most, limitOf := 0, ""
+			for _, id := range p.IDs {
+				if n := s.limits.MaxQuerySamples(id); n > 0 && (most == 0 || n < most) {
+					most, limitOf = n, id
+				}
+			}
+			if most > 0 {
+				r = r.WithContext(tenant.WithSampleBudget(r.Context(), int64(most), func() error { return s.limits.QuerySamplesError(limitOf) }))
+			}
 			for _, id := range p.IDs {
 				release, err := s.limits.AcquireQuery(r.Context(), id)
 				if err != nil {

@@ -401,10 +401,22 @@ func TestTenancyLimits(t *testing.T) {
 	require.NoError(t, s.Traces().ConsumeTraces(tenant.WithID(t.Context(), "b"), td))
 
 	// The file changes: a's rate is lifted without a restart.
-	require.NoError(t, os.WriteFile(file, []byte("overrides:\n  a:\n    ingestion_rate: 100000\n"), 0o600))
+	require.NoError(t, os.WriteFile(file, []byte("overrides:\n  a:\n    ingestion_rate: 100000\n    max_query_samples: 50\n"), 0o600))
 	require.Eventually(t, func() bool {
 		return remoteWrite(t, base, "a", now.Add(2*time.Second), series(100)...) == http.StatusNoContent
 	}, 10*time.Second, 100*time.Millisecond, "the new limits apply")
+	// A query that loads more than a's max_query_samples fails, saying why;
+	// a small one and b's are answered.
+	big := base + "/api/v1/query?query=" + url.QueryEscape(`sum(count_over_time(m[1h]))`) + "&time=" + fmt.Sprint(now.Add(3*time.Second).Unix())
+	ans = send(t, http.MethodGet, big, "a", "", nil)
+	require.Equal(t, http.StatusUnprocessableEntity, ans.code, ans.body)
+	require.Contains(t, ans.body, "max_query_samples")
+	require.Contains(t, ans.body, `tenant \"a\"`)
+	ans = send(t, http.MethodGet, big, "b", "", nil)
+	require.Equal(t, http.StatusOK, ans.code, ans.body)
+	small := base + "/api/v1/query?query=" + url.QueryEscape(`p`) + "&time=" + fmt.Sprint(now.Add(3*time.Second).Unix())
+	ans = send(t, http.MethodGet, small, "a", "", nil)
+	require.Equal(t, http.StatusOK, ans.code, ans.body)
 }
 
 func remoteWriteAnswer(t *testing.T, base, id string, at time.Time, series ...[]string) answer {

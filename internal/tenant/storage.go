@@ -154,6 +154,9 @@ func (q querier) Select(ctx context.Context, sortSeries bool, hints *storage.Sel
 		return storage.ErrSeriesSet(err)
 	}
 	ss := q.Querier.Select(ctx, sortSeries, hints, ms...)
+	if b := budgetOf(ctx); b != nil {
+		ss = budgetSeriesSet{ss, b}
+	}
 	if !hide {
 		return ss
 	}

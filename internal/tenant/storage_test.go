@@ -10,6 +10,8 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/storage"
+	"github.com/prometheus/prometheus/tsdb/chunkenc"
+	"github.com/stretchr/testify/require"
 
 	"github.com/vigil-obs/vigil/internal/store"
 	"github.com/vigil-obs/vigil/internal/tenant"
@@ -145,4 +147,30 @@ func TestWritesNeedATenant(t *testing.T) {
 	if !ss.Next() || ss.At().Labels().Get(tenant.Label) != "scraped" {
 		t.Errorf("a write through Of is not stamped with its tenant")
 	}
+}
+
+// TestSampleBudget: a read's iterators stop with the budget's error past
+// its samples; a Seek that stays on a sample is not charged twice.
+func TestSampleBudget(t *testing.T) {
+	st, now := seeded(t)
+	q, err := tenant.Reads{Q: st}.Querier(0, now.UnixMilli()+1)
+	require.NoError(t, err)
+	over := errors.New("over budget")
+	ctx := tenant.WithSampleBudget(tenant.WithID(context.Background(), "a"), 1, func() error { return over })
+	ss := q.Select(ctx, true, nil, labels.MustNewMatcher(labels.MatchRegexp, "__name__", ".+"))
+	var errs []error
+	n := 0
+	for ss.Next() {
+		it := ss.At().Iterator(nil)
+		for it.Seek(0) != chunkenc.ValNone {
+			n++
+			it.Seek(0) // stays on the same sample
+			if it.Next() == chunkenc.ValNone {
+				break
+			}
+		}
+		errs = append(errs, it.Err())
+	}
+	require.Equal(t, 1, n, "one sample read of a's two")
+	require.Equal(t, []error{nil, over}, errs)
 }
