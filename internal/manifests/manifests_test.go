@@ -249,6 +249,7 @@ func TestRBACIsExactlyWhatDiscoveryReads(t *testing.T) {
 		"ci/with-dcgm-exporter-values.yaml":  {pods},
 		"ci/external-prometheus-values.yaml": nil,
 		"ci/secured-values.yaml":             {pods},
+		"ci/tenancy-values.yaml":             {pods},
 		"ci/ha-values.yaml": {
 			{APIGroups: []string{""}, Resources: []string{"pods", "services"}, Verbs: []string{"get", "list", "watch"}},
 			{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"get", "list", "watch"}},
