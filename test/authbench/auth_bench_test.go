@@ -247,4 +247,3 @@ func fmtRatios(xs []float64) string {
 	}
 	return strings.Join(parts, " ")
 }
-
