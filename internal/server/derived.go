@@ -12,6 +12,8 @@ import (
 	"go.opentelemetry.io/collector/component"
 	"go.opentelemetry.io/collector/pdata/plog"
 	"go.opentelemetry.io/collector/pdata/ptrace"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/vigil-obs/vigil/internal/config"
 	"github.com/vigil-obs/vigil/internal/forward"
@@ -54,6 +56,19 @@ type derivedPool struct {
 
 var _ component.Component = (*derivedPool)(nil)
 
+// maxDerivedTenants bounds the tenants whose spans and logs derive series.
+const maxDerivedTenants = 1000
+
+// tooManyTenants refuses the spans of a tenant past maxDerivedTenants:
+// RESOURCE_EXHAUSTED (429 over OTLP/HTTP).
+type tooManyTenants struct{ id string }
+
+func (e tooManyTenants) Error() string {
+	return fmt.Sprintf("tenant %q: %d tenants send spans or logs already, the most one Vigil derives span metrics for", e.id, maxDerivedTenants)
+}
+
+func (e tooManyTenants) GRPCStatus() *status.Status { return status.New(codes.ResourceExhausted, e.Error()) }
+
 func newDerivedPool(cfg config.Config, st *store.Embedded, now func() time.Time, logger *slog.Logger, reg prometheus.Registerer) *derivedPool {
 	return &derivedPool{cfg: cfg, st: st, now: now, logger: logger, reg: reg, by: map[string]*derived{}}
 }
@@ -93,6 +108,11 @@ func (p *derivedPool) get(id string) (*derived, error) {
 	}
 	if p.stopped || p.ctx == nil {
 		return nil, errors.New("the span and log derivation is not running")
+	}
+	if len(p.by) >= maxDerivedTenants {
+		// Each tenant's derivation holds its series in memory: a flood of
+		// new tenant IDs must not grow it without bound.
+		return nil, tooManyTenants{id}
 	}
 	app := tenant.Writes{A: p.st, Of: func(context.Context) (string, bool) { return id, true }}
 	reg := prometheus.WrapRegistererWith(prometheus.Labels{"tenant": id}, p.reg)
