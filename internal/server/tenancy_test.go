@@ -34,25 +34,7 @@ func marker(id string) string { return "tenant_" + id + "_marker" }
 // header when id is empty) and returns the status.
 func remoteWrite(t *testing.T, base, id string, at time.Time, series ...[]string) int {
 	t.Helper()
-	req := &prompb.WriteRequest{}
-	for _, s := range series {
-		var ls []prompb.Label
-		for i := 0; i < len(s); i += 2 {
-			ls = append(ls, prompb.Label{Name: s[i], Value: s[i+1]})
-		}
-		req.Timeseries = append(req.Timeseries, prompb.TimeSeries{Labels: ls, Samples: []prompb.Sample{{Value: 1, Timestamp: at.UnixMilli()}}})
-	}
-	raw, err := proto.Marshal(req)
-	require.NoError(t, err)
-	hr, err := http.NewRequest(http.MethodPost, base+"/api/v1/write", bytes.NewReader(snappy.Encode(nil, raw)))
-	require.NoError(t, err)
-	hr.Header.Set("Content-Encoding", "snappy")
-	hr.Header.Set("Content-Type", "application/x-protobuf")
-	hr.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
-	if id != "" {
-		hr.Header.Set(tenant.Header, id)
-	}
-	return do(t, hr).code
+	return remoteWriteAnswer(t, base, id, at, series...).code
 }
 
 type answer struct {
@@ -436,7 +418,9 @@ func remoteWriteAnswer(t *testing.T, base, id string, at time.Time, series ...[]
 	hr.Header.Set("Content-Encoding", "snappy")
 	hr.Header.Set("Content-Type", "application/x-protobuf")
 	hr.Header.Set("X-Prometheus-Remote-Write-Version", "0.1.0")
-	hr.Header.Set(tenant.Header, id)
+	if id != "" {
+		hr.Header.Set(tenant.Header, id)
+	}
 	return do(t, hr)
 }
 

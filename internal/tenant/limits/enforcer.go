@@ -343,6 +343,12 @@ const purged = math.MinInt64
 func (k *bucket) tokens(now time.Time, r float64, b int) float64 {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	k.follow(now, r, b)
+	return k.lim.TokensAt(now)
+}
+
+// follow makes the bucket's rate and size r and b (k.mu held).
+func (k *bucket) follow(now time.Time, r float64, b int) {
 	switch {
 	case k.lim == nil:
 		k.lim = rate.NewLimiter(rate.Limit(r), b)
@@ -352,7 +358,6 @@ func (k *bucket) tokens(now time.Time, r float64, b int) float64 {
 		k.lim.SetBurstAt(now, b)
 		k.r, k.b = r, b
 	}
-	return k.lim.TokensAt(now)
 }
 
 // tenantState is one tenant's buckets, series and query slots.
@@ -418,15 +423,7 @@ type bucket struct {
 func (k *bucket) allow(now time.Time, n int, r float64, b int) (bool, time.Duration) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	switch {
-	case k.lim == nil:
-		k.lim = rate.NewLimiter(rate.Limit(r), b)
-		k.r, k.b = r, b
-	case k.r != r || k.b != b:
-		k.lim.SetLimitAt(now, rate.Limit(r))
-		k.lim.SetBurstAt(now, b)
-		k.r, k.b = r, b
-	}
+	k.follow(now, r, b)
 	if k.lim.AllowN(now, n) {
 		return true, 0
 	}
