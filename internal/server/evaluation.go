@@ -76,16 +76,7 @@ func (s *Server) startEvaluation(ctx context.Context, host component.Host, sende
 	if !ec.Enabled {
 		return nil
 	}
-	tr, err := incident.Open(incident.Options{
-		Path:         filepath.Join(cfg.Storage.DataDir, "incidents.json"),
-		ResolveAfter: time.Duration(ec.ResolveAfter),
-		KeepResolved: s.opts.KeepResolved,
-		Logger:       logger.With("component", "incidents"),
-	})
-	if err != nil {
-		return err
-	}
-	eng, err := diagnose.New(diagnose.Options{Window: time.Duration(ec.Window), Logger: logger.With("component", "diagnose")})
+	tr, eng, err := s.openEvaluation(cfg.Storage.DataDir, logger)
 	if err != nil {
 		return fmt.Errorf("evaluation: %w", err)
 	}
@@ -139,6 +130,26 @@ func (s *Server) startEvaluation(ctx context.Context, host component.Host, sende
 		return nil
 	}
 	return s.run(ctx, host, "evaluation", w.Run)
+}
+
+// openEvaluation opens the incidents kept in dir and a diagnosis engine:
+// what one evaluation needs beside its source.
+func (s *Server) openEvaluation(dir string, logger *slog.Logger) (*incident.Tracker, *diagnose.Engine, error) {
+	ec := s.cfg.Evaluation
+	tr, err := incident.Open(incident.Options{
+		Path:         filepath.Join(dir, "incidents.json"),
+		ResolveAfter: time.Duration(ec.ResolveAfter),
+		KeepResolved: s.opts.KeepResolved,
+		Logger:       logger.With("component", "incidents"),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	eng, err := diagnose.New(diagnose.Options{Window: time.Duration(ec.Window), Logger: logger.With("component", "diagnose")})
+	if err != nil {
+		return nil, nil, err
+	}
+	return tr, eng, nil
 }
 
 // tasks lists the watcher's scheduled tasks, the nil ones left out.

@@ -19,7 +19,6 @@ import (
 	"go.opentelemetry.io/collector/component"
 
 	"github.com/vigil-obs/vigil/internal/api"
-	"github.com/vigil-obs/vigil/internal/diagnose"
 	"github.com/vigil-obs/vigil/internal/incident"
 	"github.com/vigil-obs/vigil/internal/tenant"
 	"github.com/vigil-obs/vigil/internal/ui"
@@ -72,16 +71,7 @@ func (s *Server) startTenantEvaluations(ctx context.Context, host component.Host
 	s.tenantEvals = map[string]*evaluation{}
 	for _, id := range tc.Evaluate {
 		logger := s.logger.With("tenant", id)
-		tr, err := incident.Open(incident.Options{
-			Path:         filepath.Join(tenantDir(s.cfg.Storage.DataDir, id), "incidents.json"),
-			ResolveAfter: time.Duration(ec.ResolveAfter),
-			KeepResolved: s.opts.KeepResolved,
-			Logger:       logger.With("component", "incidents"),
-		})
-		if err != nil {
-			return err
-		}
-		eng, err := diagnose.New(diagnose.Options{Window: time.Duration(ec.Window), Logger: logger.With("component", "diagnose")})
+		tr, eng, err := s.openEvaluation(tenantDir(s.cfg.Storage.DataDir, id), logger)
 		if err != nil {
 			return fmt.Errorf("evaluation of tenant %s: %w", id, err)
 		}
