@@ -59,3 +59,68 @@ func TestLikeliestChangeLeavesRoom(t *testing.T) {
 	_, ok = likeliestChange([][]float64{{1, 2, 3, 4}})
 	require.False(t, ok, "no room at all")
 }
+
+// TestLikeliestChangeManySeries: past maxFallbackSeries the fallback
+// onset reads an evenly spaced sample of the series rather than giving
+// up: more data must not leave the layer with no onset. Decoy: when only
+// a few of the many series change, the sample may miss them, but the
+// onset it finds is still one of the steps with room around it.
+func TestLikeliestChangeManySeries(t *testing.T) {
+	f := func(n, changed int) (int, bool) {
+		series := make([][]float64, n)
+		for i := range series {
+			xs := make([]float64, 12)
+			for j := range xs {
+				xs[j] = 1 + 0.01*float64((i+j)%3)
+				if i < changed && j >= 6 {
+					xs[j] += 5
+				}
+			}
+			series[i] = xs
+		}
+		return likeliestChange(series)
+	}
+	for _, n := range []int{maxFallbackSeries / 2, maxFallbackSeries + 1, 3 * maxFallbackSeries} {
+		at, ok := f(n, n)
+		require.True(t, ok, "%d series", n)
+		require.Equal(t, 6, at, "%d series, all changing at 6", n)
+		at, ok = f(n, n/2)
+		require.True(t, ok, "%d series, half of them changing", n)
+		require.Equal(t, 6, at, "%d series, half of them changing at 6", n)
+	}
+	at, ok := f(3*maxFallbackSeries, 1)
+	if ok {
+		require.GreaterOrEqual(t, at, 3)
+		require.LessOrEqual(t, at, 12-3)
+	}
+}
+
+// TestCoveredSteps: a step the traces cover has a calls sample, or lies
+// alone between two that have one (a flush a moment late); two or more
+// missing steps running are a gap, and the steps past the last sample
+// are not covered.
+func TestCoveredSteps(t *testing.T) {
+	f := func(fresh, want string) {
+		t.Helper()
+		in := make([]bool, len(fresh))
+		for i, c := range fresh {
+			in[i] = c == 'x'
+		}
+		var got []byte
+		for _, ok := range coveredSteps(in) {
+			if ok {
+				got = append(got, 'x')
+			} else {
+				got = append(got, '.')
+			}
+		}
+		require.Equal(t, want, string(got), "fresh %s", fresh)
+	}
+	f("xxxxxx", "xxxxxx")
+	f("xxx.xx", "xxxxxx")
+	f("xx..xx", "xx..xx")
+	f("..xxx...", "..xxx...")
+	f(".x.x.", ".xxx.")
+	f("x", "x")
+	f("", "")
+}

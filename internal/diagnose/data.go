@@ -51,6 +51,10 @@ type view struct {
 	// resolved caches catalog resolutions by vocabulary and labels without
 	// the metric name: a GPU's thirty dcgm-exporter metrics share them.
 	resolved map[resolveKey]catalog.Resolution
+	// cover is the steps the traces cover (traceCoverage), once
+	// coverDone.
+	cover     []bool
+	coverDone bool
 }
 
 // resolveKey names a label set of a vocabulary, metric name aside, by its
@@ -182,6 +186,11 @@ func (v *view) selectAligned(ctx context.Context, what string, ms ...*labels.Mat
 	}
 	if err := ss.Err(); err != nil {
 		return nil, fmt.Errorf("select %s: %w", metric, err)
+	}
+	if slices.ContainsFunc(out, func(r rawSeries) bool { return traceDerived(r.lset.Get(model.MetricNameLabel)) }) {
+		if err := v.blankUncovered(ctx, out); err != nil {
+			return nil, err
+		}
 	}
 	return out, nil
 }

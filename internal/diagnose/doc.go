@@ -94,6 +94,17 @@
 //     observations above it; under one it is the slowest request, not the
 //     service's latency, and the reading is not judged (a service called
 //     a few times a minute: p99 5 ms one minute, 28 s the next).
+//   - The traces' own time (tracecover.go). The series derived from spans
+//     (traces_span_metrics_*, traces_service_graph_*) are read only over
+//     the steps the traces cover: a step with a sample of a calls series
+//     of any service, or one such step missing between two that have one.
+//     Their writer appends every series' total at each flush while it
+//     runs, called or not, so a stretch with no calls sample at all is a
+//     stretch without traces (a pipeline that was down, a data set that
+//     keeps spans only around its faults), not every service's calls
+//     falling to zero; without this the totals held over the lookback read
+//     as that fall where the traces end, and ranked first. A service whose
+//     calls stop while the others' are written still shows its fall.
 //   - History bounds the order (generic.go, historyBound). With n
 //     readings before a change, no change is surer, whatever its size in
 //     spreads, than the chance 4/((n+1)(n+2)) that two exchangeable

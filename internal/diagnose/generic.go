@@ -370,10 +370,21 @@ const maxFallbackSeries = 2000
 // likeliestChange is the step where the series' BOCPD change
 // probabilities sum highest, ignoring the first and last tenth of the
 // window, and the first three steps and the last two (no room for a before
-// and an after there).
+// and an after there). Of more than maxFallbackSeries series it reads an
+// evenly spaced sample of that many (every k-th): the sum's argmax is
+// estimated from it rather than not at all, so more data never leaves the
+// layer without an onset.
 func likeliestChange(series [][]float64) (int, bool) {
-	if len(series) == 0 || len(series) > maxFallbackSeries {
+	if len(series) == 0 {
 		return 0, false
+	}
+	if len(series) > maxFallbackSeries {
+		k := (len(series) + maxFallbackSeries - 1) / maxFallbackSeries
+		sample := make([][]float64, 0, maxFallbackSeries)
+		for i := 0; i < len(series); i += k {
+			sample = append(sample, series[i])
+		}
+		series = sample
 	}
 	n := len(series[0])
 	sum := make([]float64, n)
