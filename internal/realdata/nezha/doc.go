@@ -68,8 +68,10 @@
 // logs, the traces, the calls' latencies (Online Boutique), metrics with
 // logs, metrics with traces, and all three. The data set records spans and
 // log lines for only about three minutes around each injection (from a
-// minute or so before it): a case with traces is diagnosed where its
-// spans end, or every span series would seem to stop; the logs or the
-// traces alone are diagnosed at the span metrics' 15 s (Case.Step), with
-// the metrics at their rows' minute.
+// minute or so before it): the traces alone are diagnosed where their
+// spans end, and the logs or the traces alone at the span metrics' 15 s
+// (Case.Step); with the metrics, a case is diagnosed at the metrics' time
+// (After past the injection) and at their rows' minute (a finer step
+// only repeats each row), and the engine reads the span-derived series
+// only over the steps the traces cover.
 package nezha

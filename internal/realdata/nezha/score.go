@@ -94,9 +94,14 @@ func (d *Day) inputs(i int, kind string) ([]Input, Case, error) {
 	}
 	from := c.At.Add(-c.Window)
 	// The data set records spans and log lines for about three minutes
-	// around each injection: diagnose where the spans end (else every span
-	// series would seem to stop; a log count only moves when records come),
-	// at the span metrics' own 15 s when the traces or the logs are alone.
+	// around each injection. The traces alone are diagnosed where the
+	// spans end (after it there is nothing to read), at the span
+	// metrics' own 15 s, as the logs alone are; with the metrics, at the
+	// metrics' time and minute rows: the engine reads the span-derived
+	// series only where the traces cover (a stretch with no calls
+	// series at all is no data, not every service's calls at zero), and
+	// cutting the case at the spans' end left the metrics a minute or
+	// two after the injection.
 	var end time.Time
 	if traces {
 		var tb strings.Builder
@@ -121,12 +126,15 @@ func (d *Day) inputs(i int, kind string) ([]Input, Case, error) {
 			c.Step = traceStep
 		}
 	}
-	if !end.IsZero() && end.Before(c.At) {
+	if alone && !end.IsZero() && end.Before(c.At) {
 		c.At = end
 		c.Window = end.Sub(from)
 	}
 	if (traces || logs) && !alone {
-		c.Step = 0 // the metrics' minute rows set it: a finer step only repeats them
+		// The metrics' minute rows set it: a finer step only repeats them
+		// (each row read twice at 30 s, as if it were two readings), and
+		// the logs' tests count at their own 15 s under it.
+		c.Step = rowStep
 	}
 	return in, c, nil
 }

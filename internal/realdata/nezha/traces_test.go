@@ -2,6 +2,7 @@ package nezha_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,4 +74,38 @@ func TestTracesAsOTLP(t *testing.T) {
 	spans, lines, err = d.WriteTraces(&buf, from, from.Add(time.Minute))
 	require.NoError(t, err)
 	require.Zero(t, spans+lines+buf.Len())
+}
+
+// TestCaseTimes: the traces alone are diagnosed where their spans end, at
+// the span metrics' 15 s; with the metrics, at the metrics' time (five
+// minutes past the injection) and at their rows' minute, since the data
+// set's spans cover only a minute or two of it and the engine reads the
+// span series only where they are; the metrics alone at the data's own
+// step.
+func TestCaseTimes(t *testing.T) {
+	dir := writeDay(t, 1, 4)
+	writeTraces(t, dir, 10)
+	inject := time.Date(2024, 5, 1, 10, 4, 54, 0, time.UTC)
+	spansEnd := time.Date(2024, 5, 1, 10, 5, 0, 950_000_000, time.UTC)
+	got := map[string]nezha.Case{}
+	diag := func(_ context.Context, in []nezha.Input, c nezha.Case) ([]string, error) {
+		var names []string
+		for _, f := range in {
+			names = append(names, f.Name)
+		}
+		got[strings.Join(names, "+")] = c
+		return nil, nil
+	}
+	_, _, err := nezha.Run(t.Context(), dir, diag, nil)
+	require.NoError(t, err)
+	f := func(inputs string, at time.Time, step time.Duration) {
+		t.Helper()
+		c, ok := got[inputs]
+		require.True(t, ok, "%s among %v", inputs, got)
+		require.Equal(t, at, c.At, inputs)
+		require.Equal(t, step, c.Step, inputs)
+	}
+	f("case.om", inject.Add(5*time.Minute), 0)
+	f("case.otlp.json", spansEnd, 15*time.Second)
+	f("case.om+case.otlp.json", inject.Add(5*time.Minute), time.Minute)
 }
