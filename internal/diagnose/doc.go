@@ -93,7 +93,10 @@
 //     quantile q whose _count rose by n since its previous sample has n(1-q)
 //     observations above it; under one it is the slowest request, not the
 //     service's latency, and the reading is not judged (a service called
-//     a few times a minute: p99 5 ms one minute, 28 s the next).
+//     a few times a minute: p99 5 ms one minute, 28 s the next). A
+//     _count that is still zero has observed nothing, however long it
+//     holds: its quantiles are of no request (a client library reports NaN
+//     there) and are not judged either.
 //   - The traces' own time (tracecover.go). The series derived from spans
 //     (traces_span_metrics_*, traces_service_graph_*) are read only over
 //     the steps the traces cover: a step with a sample of a calls series

@@ -632,7 +632,10 @@ func thinQuantiles(out []genericSeries, qs []summaryQuantile, countValues map[se
 				}
 				prev = c
 			}
-			if !math.IsNaN(v[i]) && !math.IsNaN(behind) && behind*(1-sq.q) < 1 {
+			// A count of zero has observed nothing since it started: the
+			// quantile is of no request at all (a client library reports
+			// NaN there), whatever its rise.
+			if !math.IsNaN(v[i]) && (cv[i] == 0 || !math.IsNaN(behind) && behind*(1-sq.q) < 1) {
 				v[i] = math.NaN()
 			}
 		}

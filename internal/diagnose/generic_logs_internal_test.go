@@ -76,6 +76,44 @@ func TestThinQuantiles(t *testing.T) {
 	requireSeries(`other_seconds{quantile="0.99"}`, bare)
 }
 
+// TestThinQuantilesNoRequests: a summary whose _count is still zero has
+// observed no request, whatever the step: its quantiles are of nothing
+// (a client library reports NaN there) and are blanked, also when the
+// count never moves in the window (a service that serves nothing but
+// reports a latency, 14 s one minute and 4 ms the next). Half-size: a
+// count that starts at zero and then rises keeps the readings from its
+// first request on, judged by their rise. Decoy: a count that holds at a
+// non-zero value is a sample held over the steps, not no requests, and
+// keeps its readings.
+func TestThinQuantilesNoRequests(t *testing.T) {
+	nan := math.NaN()
+	f := func(count, q, want []float64) {
+		t.Helper()
+		lset := func(name string, pairs ...string) labels.Labels {
+			return labels.FromStrings(append([]string{"__name__", name, "service", "consign"}, pairs...)...)
+		}
+		raw := []rawSeries{{lset("lat_seconds", "quantile", "0.5"), slices.Clone(q)}, {lset("lat_seconds_count"), count}}
+		for _, s := range genericSeriesOf(raw, []string{"service"}) {
+			if s.name != `lat_seconds{quantile="0.5"}` {
+				continue
+			}
+			for i := range want {
+				if math.IsNaN(want[i]) {
+					require.True(t, math.IsNaN(s.v[i]), "[%d] = %v, want blank", i, s.v[i])
+				} else {
+					require.Equal(t, want[i], s.v[i], "[%d]", i)
+				}
+			}
+			return
+		}
+		t.Fatal("no quantile series")
+	}
+	q := []float64{14, 14, 0.004, 0.004, 0.005, 0.005}
+	f([]float64{0, 0, 0, 0, 0, 0}, q, []float64{nan, nan, nan, nan, nan, nan})
+	f([]float64{0, 0, 0, 0, 10, 10}, q, []float64{nan, nan, nan, nan, 0.005, 0.005})
+	f([]float64{50, 50, 50, 50, 50, 50}, q, q)
+}
+
 // TestSharedSeries: a node's column that two services report alike ranks
 // both alike, and between them each one's own series decides; a series
 // that only moves like another's is not shared.
