@@ -133,7 +133,7 @@ type Targets interface {
 // Handler serves the API. Until SetReady(true), /-/ready and the query API
 // answer 503.
 type Handler struct {
-	mux   *http.ServeMux
+	mux *http.ServeMux
 	// serve is mux, wrapped by Options.Wrap.
 	serve http.Handler
 	ready atomic.Bool

@@ -292,10 +292,10 @@ func TestTenancySection(t *testing.T) {
 	require.Equal(t, 100.0, cfg.Tenancy.Limits.IngestionRate)
 	require.Equal(t, 3, cfg.Tenancy.Limits.MaxPushGroups)
 	for body, want := range map[string]string{
-		"tenancy:\n  identities:\n    alice: {tenants: [a], rol: x}\n":                "bad.yml:3: tenancy.identities.alice.rol: unknown field",
+		"tenancy:\n  identities:\n    alice: {tenants: [a], rol: x}\n":                    "bad.yml:3: tenancy.identities.alice.rol: unknown field",
 		"tenancy:\n  identities:\n    alice: {tenants: [a]}\n    alice: {tenants: [b]}\n": "tenancy.identities.alice: set twice",
-		"tenancy:\n  identities: [a]\n":                                                "tenancy.identities: must be a mapping of names to sections",
-		"tenancy:\n  enabled: true\n  identities:\n    x: {tenants: [../a]}\n":           "tenancy",
+		"tenancy:\n  identities: [a]\n":                                                   "tenancy.identities: must be a mapping of names to sections",
+		"tenancy:\n  enabled: true\n  identities:\n    x: {tenants: [../a]}\n":            "tenancy",
 	} {
 		bad := filepath.Join(dir, "bad.yml")
 		require.NoError(t, os.WriteFile(bad, []byte(body), 0o644))

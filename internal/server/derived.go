@@ -67,7 +67,9 @@ func (e tooManyTenants) Error() string {
 	return fmt.Sprintf("tenant %q: %d tenants send spans or logs already, the most one Vigil derives span metrics for", e.id, maxDerivedTenants)
 }
 
-func (e tooManyTenants) GRPCStatus() *status.Status { return status.New(codes.ResourceExhausted, e.Error()) }
+func (e tooManyTenants) GRPCStatus() *status.Status {
+	return status.New(codes.ResourceExhausted, e.Error())
+}
 
 func newDerivedPool(cfg config.Config, st *store.Embedded, now func() time.Time, logger *slog.Logger, reg prometheus.Registerer) *derivedPool {
 	return &derivedPool{cfg: cfg, st: st, now: now, logger: logger, reg: reg, by: map[string]*derived{}}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/prometheus/prometheus/model/histogram"
 	"github.com/prometheus/prometheus/storage"
 	"github.com/prometheus/prometheus/tsdb/chunkenc"
 )
@@ -61,32 +62,58 @@ type budgetIterator struct {
 	b   *SampleBudget
 	err error
 	// last is the time of the last sample charged (have: one was), so
-	// that a Seek that stays on a sample does not charge it again.
+	// that a sample read more than once is charged once.
 	last int64
 	have bool
 }
 
-// charge charges the sample the iterator moved to, once.
-func (it *budgetIterator) charge(vt chunkenc.ValueType) chunkenc.ValueType {
+// touch charges the sample the iterator is on, once. Past the budget it
+// sets the error: Next then stops, and Err fails the query.
+func (it *budgetIterator) touch() {
 	if it.err != nil {
-		return chunkenc.ValNone
-	}
-	if vt == chunkenc.ValNone {
-		return vt
+		return
 	}
 	if t := it.Iterator.AtT(); !it.have || t != it.last {
 		it.last, it.have = t, true
 		if it.b.left.Add(-1) < 0 {
 			it.err = it.b.err()
+		}
+	}
+}
+
+func (it *budgetIterator) Next() chunkenc.ValueType {
+	if it.err != nil {
+		return chunkenc.ValNone
+	}
+	vt := it.Iterator.Next()
+	if vt != chunkenc.ValNone {
+		if it.touch(); it.err != nil {
 			return chunkenc.ValNone
 		}
 	}
 	return vt
 }
 
-func (it *budgetIterator) Next() chunkenc.ValueType { return it.charge(it.Iterator.Next()) }
+// The reads: a sample a Seek reached is charged when it is read.
+func (it *budgetIterator) AtT() int64 {
+	it.touch()
+	return it.Iterator.AtT()
+}
 
-func (it *budgetIterator) Seek(t int64) chunkenc.ValueType { return it.charge(it.Iterator.Seek(t)) }
+func (it *budgetIterator) At() (int64, float64) {
+	it.touch()
+	return it.Iterator.At()
+}
+
+func (it *budgetIterator) AtHistogram(h *histogram.Histogram) (int64, *histogram.Histogram) {
+	it.touch()
+	return it.Iterator.AtHistogram(h)
+}
+
+func (it *budgetIterator) AtFloatHistogram(fh *histogram.FloatHistogram) (int64, *histogram.FloatHistogram) {
+	it.touch()
+	return it.Iterator.AtFloatHistogram(fh)
+}
 
 func (it *budgetIterator) Err() error {
 	if it.err != nil {

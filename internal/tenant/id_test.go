@@ -72,7 +72,7 @@ func FuzzParseIDs(f *testing.F) {
 				t.Fatalf("matcher %s does not match %q", m, id)
 			}
 		}
-		if m.Matches(JoinIDs(ids)+"x") {
+		if m.Matches(JoinIDs(ids) + "x") {
 			t.Fatalf("matcher %s matches %q", m, JoinIDs(ids)+"x")
 		}
 	})

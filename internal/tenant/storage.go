@@ -258,7 +258,9 @@ func (s hiddenSeries) Labels() labels.Labels { return hide(s.Series.Labels()) }
 
 type hiddenChunkSeriesSet struct{ storage.ChunkSeriesSet }
 
-func (s *hiddenChunkSeriesSet) At() storage.ChunkSeries { return hiddenChunkSeries{s.ChunkSeriesSet.At()} }
+func (s *hiddenChunkSeriesSet) At() storage.ChunkSeries {
+	return hiddenChunkSeries{s.ChunkSeriesSet.At()}
+}
 
 type hiddenChunkSeries struct{ storage.ChunkSeries }
 

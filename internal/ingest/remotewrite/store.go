@@ -121,16 +121,16 @@ func countV2(req *writev2.Request) int {
 
 // batch stores one request in one appender transaction.
 type batch struct {
-	h     *Handler
-	r     *http.Request
-	app   storage.AppenderV2
+	h   *Handler
+	r   *http.Request
+	app storage.AppenderV2
 	// expected is the request's number of samples, which an appender
 	// that rations them (a tenant's ingestion rate) takes before any is
 	// appended; refused is its refusal.
 	expected int
 	refused  error
-	exApp storage.ExemplarAppenderV2
-	maxT  int64
+	exApp    storage.ExemplarAppenderV2
+	maxT     int64
 
 	// checkSeries is set near the active-series limit: each new series is
 	// then admitted under Handler.newSeries (locked is set once it is held).
