@@ -84,6 +84,7 @@ fuzz:
 	$(GO) test ./internal/ingest/otlp -run '^$$' -fuzz '^FuzzHTTPJSON$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/ingest/push -run '^$$' -fuzz '^FuzzPushBody$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/ingest/remotewrite -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
+	$(GO) test ./internal/ingest/remotewrite -run '^$$' -fuzz '^FuzzWireSamplesV1$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/logsignals -run '^$$' -fuzz '^FuzzMatchText$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/logsignals -run '^$$' -fuzz '^FuzzSeverityOf$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x
 	$(GO) test ./internal/logtemplates -run '^$$' -fuzz '^FuzzAdd$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 10x

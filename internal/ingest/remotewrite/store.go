@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/prometheus/prompb"
 	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
 	"github.com/prometheus/prometheus/storage"
+	"google.golang.org/protobuf/encoding/protowire"
 )
 
 // maxAhead is how far in the future a sample may be, as in Prometheus.
@@ -48,8 +49,18 @@ func (s *writeStore) Store(r *http.Request, msgType remoteapi.WriteMessageType) 
 		}
 	}
 	w := s.h.newBatch(r)
+	defer w.release()
 	var code int
 	if msgType == remoteapi.WriteV1MessageType {
+		// An appender that rations samples (a tenant's ingestion rate)
+		// refuses a request over it before the body is decoded: its
+		// samples are counted on the wire, without decoding a label.
+		if n, ok := wireSamplesV1(body); ok {
+			w.expected = n
+			if w.open(); w.refused != nil {
+				return s.h.refused(wr, w)
+			}
+		}
 		var req prompb.WriteRequest
 		if err := proto.Unmarshal(body, &req); err != nil {
 			return s.h.fail(wr, http.StatusBadRequest, reasonBadProtobuf, fmt.Errorf("decode remote write 1.0 request: %w", err))
@@ -96,6 +107,14 @@ func (h *Handler) checkSamples(n int) error {
 	return nil
 }
 
+// refused answers a request its appender refused before it was decoded.
+func (h *Handler) refused(wr *remoteapi.WriteResponse, w *batch) (*remoteapi.WriteResponse, error) {
+	code, err := w.refuse()
+	h.opts.Logger.Debug("remote write rejected", "code", code, "reason", reasonTenantLimit, "err", err)
+	wr.SetStatusCode(code)
+	return wr, err
+}
+
 func (h *Handler) fail(wr *remoteapi.WriteResponse, code int, reason string, err error) (*remoteapi.WriteResponse, error) {
 	h.m.rejectedRequests.WithLabelValues(reason).Inc()
 	h.opts.Logger.Debug("remote write rejected", "code", code, "reason", reason, "err", err)
@@ -109,6 +128,47 @@ func countV1(req *prompb.WriteRequest) int {
 		n += len(req.Timeseries[i].Samples) + len(req.Timeseries[i].Histograms) + len(req.Timeseries[i].Exemplars)
 	}
 	return n
+}
+
+// wireSamplesV1 counts the samples, histograms and exemplars of a
+// Remote-Write 1.0 body (what countV1 counts of the decoded request) by
+// walking its protobuf fields; false when the body does not parse.
+func wireSamplesV1(b []byte) (int, bool) {
+	n := 0
+	for len(b) > 0 {
+		num, typ, l := protowire.ConsumeTag(b)
+		if l < 0 {
+			return 0, false
+		}
+		b = b[l:]
+		if num != 1 || typ != protowire.BytesType {
+			if l = protowire.ConsumeFieldValue(num, typ, b); l < 0 {
+				return 0, false
+			}
+			b = b[l:]
+			continue
+		}
+		ts, l := protowire.ConsumeBytes(b)
+		if l < 0 {
+			return 0, false
+		}
+		b = b[l:]
+		for len(ts) > 0 {
+			num, typ, l := protowire.ConsumeTag(ts)
+			if l < 0 {
+				return 0, false
+			}
+			ts = ts[l:]
+			if typ == protowire.BytesType && (num == 2 || num == 3 || num == 4) {
+				n++
+			}
+			if l = protowire.ConsumeFieldValue(num, typ, ts); l < 0 {
+				return 0, false
+			}
+			ts = ts[l:]
+		}
+	}
+	return n, true
 }
 
 func countV2(req *writev2.Request) int {
@@ -129,6 +189,8 @@ type batch struct {
 	// appended; refused is its refusal.
 	expected int
 	refused  error
+	// closed is set once the appender was committed or rolled back.
+	closed bool
 	exApp    storage.ExemplarAppenderV2
 	maxT     int64
 
@@ -155,14 +217,33 @@ func (h *Handler) newBatch(r *http.Request) *batch {
 	return &batch{h: h, r: r, maxT: h.opts.Now().Add(maxAhead).UnixMilli(), b: labels.NewScratchBuilder(16)}
 }
 
-func (w *batch) begin(nseries int) {
+// release rolls back an appender that was opened and never committed or
+// rolled back (a body that did not decode after its samples were
+// reserved).
+func (w *batch) release() {
+	if w.app != nil && !w.closed {
+		w.closed = true
+		_ = w.app.Rollback()
+	}
+}
+
+// open makes the request's appender, once, and reserves its expected
+// samples with an appender that rations them.
+func (w *batch) open() {
+	if w.app != nil {
+		return
+	}
 	w.app = w.h.opts.Appendable.AppenderV2(w.r.Context())
 	w.exApp, _ = w.app.(storage.ExemplarAppenderV2)
 	if r, ok := w.app.(interface{ Reserve(n int) error }); ok && w.expected > 0 {
-		// Refused before a series is decoded or appended: a tenant far
-		// over its rate costs little (Mimir's distributor does the same).
+		// Refused before a series is appended: a tenant far over its rate
+		// costs little (Mimir's distributor checks the rate first too).
 		w.refused = r.Reserve(w.expected)
 	}
+}
+
+func (w *batch) begin(nseries int) {
+	w.open()
 	lim := w.h.opts.Limits.MaxActiveSeries
 	if lim == 0 || w.h.opts.Series == nil {
 		return
@@ -193,6 +274,7 @@ func (w *batch) end() {
 // one 400 error; a commit failure is a 500 and nothing was stored.
 func (w *batch) finish() (int, error) {
 	defer w.end()
+	w.closed = true
 	if err := w.app.Commit(); err != nil {
 		w.floats, w.histograms, w.exemplars = 0, 0, 0
 		if code, ok := limitStatus(err); ok {
@@ -226,6 +308,7 @@ func (w *batch) finish() (int, error) {
 // appended (a tenant's limit): its status, nothing stored.
 func (w *batch) refuse() (int, error) {
 	defer w.end()
+	w.closed = true
 	w.floats, w.histograms, w.exemplars = 0, 0, 0
 	_ = w.app.Rollback()
 	w.h.m.rejectedRequests.WithLabelValues(reasonTenantLimit).Inc()
@@ -238,6 +321,7 @@ func (w *batch) refuse() (int, error) {
 // abort rolls back after a storage failure: 500, nothing stored.
 func (w *batch) abort(err error) (int, error) {
 	defer w.end()
+	w.closed = true
 	w.floats, w.histograms, w.exemplars = 0, 0, 0
 	w.h.m.rejectedRequests.WithLabelValues(reasonStorage).Inc()
 	return http.StatusInternalServerError, errors.Join(fmt.Errorf("append samples: %w", err), w.app.Rollback())
