@@ -191,8 +191,8 @@ type batch struct {
 	refused  error
 	// closed is set once the appender was committed or rolled back.
 	closed bool
-	exApp    storage.ExemplarAppenderV2
-	maxT     int64
+	exApp  storage.ExemplarAppenderV2
+	maxT   int64
 
 	// checkSeries is set near the active-series limit: each new series is
 	// then admitted under Handler.newSeries (locked is set once it is held).
