@@ -61,6 +61,9 @@ type Options struct {
 	Targets Targets
 	// Rules, when set, serves /api/v1/rules and the rules' alerts.
 	Rules apiv1.RulesRetriever
+	// RulesFor, when set, picks the rules of a request (tenancy: a
+	// tenant's own evaluation's); nil: Rules for every request.
+	RulesFor func(context.Context) apiv1.RulesRetriever
 	// Alertmanagers, when set, serves /api/v1/alertmanagers.
 	Alertmanagers apiv1.AlertmanagerRetriever
 	// Incidents, when set, serves /api/v1/incidents and adds the firing
@@ -158,6 +161,10 @@ func New(opts Options) (*Handler, error) {
 	if opts.Rules != nil {
 		rulesR = opts.Rules
 	}
+	rulesOf := func(context.Context) apiv1.RulesRetriever { return rulesR }
+	if opts.RulesFor != nil {
+		rulesOf = opts.RulesFor
+	}
 	var ams apiv1.AlertmanagerRetriever = noAlertmanagers{}
 	if opts.Alertmanagers != nil {
 		ams = opts.Alertmanagers
@@ -198,7 +205,7 @@ func New(opts Options) (*Handler, error) {
 		false, // search API off
 		0,
 		opts.Logger.With("component", "api"),
-		func(context.Context) apiv1.RulesRetriever { return rulesR },
+		rulesOf,
 		rr.SampleLimit, rr.Concurrency, rr.MaxBytesInFrame,
 		false,
 		cors,
@@ -232,7 +239,7 @@ func New(opts Options) (*Handler, error) {
 	if opts.Incidents != nil {
 		h.mux.Handle("/api/v1/incidents", withCORS(cors, h.readyWrap(serveIncidents(opts.Incidents))))
 		h.mux.Handle("/api/v1/incidents/", withCORS(cors, h.readyWrap(serveIncidents(opts.Incidents))))
-		h.mux.Handle("GET /api/v1/alerts", withCORS(cors, h.readyWrap(serveAlerts(rulesR.AlertingRules, opts.Incidents))))
+		h.mux.Handle("GET /api/v1/alerts", withCORS(cors, h.readyWrap(serveAlerts(rulesOf, opts.Incidents))))
 	}
 	for path, hd := range opts.Extra {
 		h.mux.Handle(path, withCORS(cors, hd))

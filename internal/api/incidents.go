@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/prometheus/prometheus/rules"
+	apiv1 "github.com/prometheus/prometheus/web/api/v1"
 
 	"github.com/vigil-obs/vigil/internal/envelope"
 	"github.com/vigil-obs/vigil/internal/incident"
@@ -81,11 +81,15 @@ func serveIncidents(all Incidents) http.HandlerFunc {
 // serveAlerts answers /api/v1/alerts: the active alerts of the alerting
 // rules, as Prometheus lists them, and the firing incidents (what Vigil
 // pages with), each with the labels and annotations Alertmanager gets.
-func serveAlerts(rr func() []*rules.AlertingRule, inc Incidents) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
+func serveAlerts(rulesOf func(context.Context) apiv1.RulesRetriever, all Incidents) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		inc := all
+		if ci, ok := all.(ContextIncidents); ok {
+			inc = ci.ForContext(r.Context())
+		}
 		out := []apiAlert{}
-		if rr != nil {
-			for _, rule := range rr() {
+		if rr := rulesOf(r.Context()); rr != nil {
+			for _, rule := range rr.AlertingRules() {
 				for _, a := range rule.ActiveAlerts() {
 					at := a.ActiveAt
 					out = append(out, apiAlert{

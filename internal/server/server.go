@@ -456,6 +456,7 @@ func (s *Server) newAPI(ln net.Listener, rw *remotewrite.Handler, pushed *push.H
 		opts.Rules, opts.Incidents = s.ev.watcher, s.ev.tracker
 		if s.tenancy.Enabled() {
 			opts.Incidents = tenantIncidents{platform: s.ev.tracker, by: s.tenantEvals}
+			opts.RulesFor = s.rulesFor
 		}
 	}
 	opts.Alertmanagers = alertmanagers(cfg.Alerting.Alertmanagers)

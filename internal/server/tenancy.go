@@ -61,7 +61,7 @@ func needOf(r *http.Request) tenant.Need {
 		return tenant.NeedRead
 	case strings.HasPrefix(p, "/api/v1/admin/"):
 		return tenant.NeedAdmin
-	case p == "/api/v1/incidents", strings.HasPrefix(p, "/api/v1/incidents/"), uiAPIs[p]:
+	case p == "/api/v1/incidents", strings.HasPrefix(p, "/api/v1/incidents/"), uiAPIs[p], p == "/api/v1/rules", p == "/api/v1/alerts":
 		return tenant.NeedReadOrPlatform
 	case p == "/metrics", p == "/federate", strings.HasPrefix(p, "/api/"):
 		return tenant.NeedPlatform

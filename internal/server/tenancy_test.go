@@ -476,6 +476,14 @@ func TestTenancyEvaluations(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, one.code, "b reads a's incident by id: %s", one.body)
 	one = send(t, http.MethodGet, base+"/api/v1/incidents/"+ids[0], "a", "", nil)
 	require.Equal(t, http.StatusOK, one.code, one.body)
+	// Each tenant's rules are its own evaluation's; its alerts its own.
+	rules := send(t, http.MethodGet, base+"/api/v1/rules", "a", "", nil)
+	require.Equal(t, http.StatusOK, rules.code, rules.body)
+	require.Contains(t, rules.body, `"groups":[{`, "a's SLO rules")
+	alerts := send(t, http.MethodGet, base+"/api/v1/alerts", "a", "", nil)
+	require.Contains(t, alerts.body, "gpu-node-01", "a's firing incident: %s", alerts.body)
+	alerts = send(t, http.MethodGet, base+"/api/v1/alerts", "b", "", nil)
+	require.NotContains(t, alerts.body, "gpu-node-01")
 	// The web UI: each tenant's incident pages are its own.
 	page := send(t, http.MethodGet, base+"/incidents", "a", "", nil)
 	require.Equal(t, http.StatusOK, page.code, page.body)

@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/notifier"
 	"github.com/prometheus/prometheus/promql"
+	"github.com/prometheus/prometheus/rules"
+	apiv1 "github.com/prometheus/prometheus/web/api/v1"
 	"github.com/prometheus/prometheus/storage"
 	"go.opentelemetry.io/collector/component"
 
@@ -107,6 +109,26 @@ func (s *Server) startTenantEvaluations(ctx context.Context, host component.Host
 	}
 	return nil
 }
+
+// rulesFor is the rules a request reads under tenancy: its tenant's own
+// evaluation's (none for a tenant not evaluated on its own, or several
+// tenants), the platform's for the platform role naming none.
+func (s *Server) rulesFor(ctx context.Context) apiv1.RulesRetriever {
+	p, ok := tenant.PrincipalOf(ctx)
+	switch {
+	case ok && len(p.IDs) == 0 && p.Role >= tenant.RolePlatform:
+		return s.ev.watcher
+	case ok && len(p.IDs) == 1 && s.tenantEvals[p.IDs[0]] != nil:
+		return s.tenantEvals[p.IDs[0]].watcher
+	}
+	return noRules{}
+}
+
+// noRules is a rules retriever with no rules.
+type noRules struct{}
+
+func (noRules) RuleGroups() []*rules.Group           { return nil }
+func (noRules) AlertingRules() []*rules.AlertingRule { return nil }
 
 // tenantIncidents are the incidents the API lists under tenancy: a
 // tenant's own evaluation's for a request that names tenants (none for a
