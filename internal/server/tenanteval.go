@@ -16,8 +16,8 @@ import (
 	"github.com/prometheus/prometheus/notifier"
 	"github.com/prometheus/prometheus/promql"
 	"github.com/prometheus/prometheus/rules"
-	apiv1 "github.com/prometheus/prometheus/web/api/v1"
 	"github.com/prometheus/prometheus/storage"
+	apiv1 "github.com/prometheus/prometheus/web/api/v1"
 	"go.opentelemetry.io/collector/component"
 
 	"github.com/vigil-obs/vigil/internal/api"
