@@ -8,5 +8,9 @@
 // encoding; 503 with Retry-After when overloaded (retried); 500 only when
 // storing failed (retried; nothing of the request was stored).
 //
+// Remote-Write 1.0 bodies are decoded from the protobuf wire format
+// (decodev1.go), each series' labels built straight from the body's bytes;
+// 2.0 bodies by gogo's generated code.
+//
 // It does not store anything itself: samples go to a storage.AppendableV2.
 package remotewrite

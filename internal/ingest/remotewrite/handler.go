@@ -91,6 +91,9 @@ type Handler struct {
 	newSeries sync.Mutex
 	// bufs holds the buffers of request bodies between requests.
 	bufs bufferPool
+	// requestsV1 holds decoded Remote-Write 1.0 requests (*requestV1)
+	// between requests, for their buffers.
+	requestsV1 sync.Pool
 }
 
 var _ http.Handler = (*Handler)(nil)

@@ -61,20 +61,21 @@ func (s *writeStore) Store(r *http.Request, msgType remoteapi.WriteMessageType) 
 				return s.h.refused(wr, w)
 			}
 		}
-		var req prompb.WriteRequest
-		if err := proto.Unmarshal(body, &req); err != nil {
+		req := s.h.getRequestV1()
+		defer s.h.putRequestV1(req)
+		if err := req.decode(body); err != nil {
 			return s.h.fail(wr, http.StatusBadRequest, reasonBadProtobuf, fmt.Errorf("decode remote write 1.0 request: %w", err))
 		}
-		if len(req.Timeseries) == 0 && len(req.XXX_unrecognized) > 0 {
+		if len(req.series) == 0 && req.unknown {
 			return s.h.fail(wr, http.StatusBadRequest, reasonBadProtobuf, errors.New(
 				"the body decodes to an empty Remote-Write 1.0 request with fields 1.0 does not have: a 2.0 body sent as 1.0? Send 2.0 with Content-Type "+v2ContentType))
 		}
-		n := countV1(&req)
+		n := req.count()
 		if err := s.h.checkSamples(n); err != nil {
 			return s.h.fail(wr, http.StatusRequestEntityTooLarge, reasonSamplesPerRequest, err)
 		}
 		w.expected = n
-		code, err = w.writeV1(&req)
+		code, err = w.writeV1(req)
 	} else {
 		var req writev2.Request
 		if err := proto.Unmarshal(body, &req); err != nil {
@@ -122,6 +123,9 @@ func (h *Handler) fail(wr *remoteapi.WriteResponse, code int, reason string, err
 	return wr, err
 }
 
+// countV1 counts the samples, histograms and exemplars of a decoded
+// request, what wireSamplesV1 counts on the wire and requestV1.count of
+// the receiver's own decoding.
 func countV1(req *prompb.WriteRequest) int {
 	n := 0
 	for i := range req.Timeseries {
@@ -480,31 +484,31 @@ func (w *batch) appendExemplars(ref storage.SeriesRef, ls labels.Labels) {
 	}
 }
 
-func (w *batch) writeV1(req *prompb.WriteRequest) (int, error) {
-	w.begin(len(req.Timeseries))
+func (w *batch) writeV1(req *requestV1) (int, error) {
+	w.begin(len(req.series))
 	if w.refused != nil {
 		return w.refuse()
 	}
-	for i := range req.Timeseries {
-		ts := &req.Timeseries[i]
-		ls := ts.ToLabels(&w.b, nil)
-		if !w.admit(ls, len(ts.Samples)+len(ts.Histograms)) {
+	for i := range req.series {
+		ls := req.labelsOf(i, &w.b)
+		samples, hists := req.samplesOf(i), req.histogramsOf(i)
+		if !w.admit(ls, len(samples)+len(hists)) {
 			continue
 		}
 		verdict := w.verdictsV1(req, i, ls)
 		var ref storage.SeriesRef
 		var err error
-		for k, s := range ts.Samples {
-			if !w.keep(verdict[k], ls, s.Timestamp) {
+		for k, s := range samples {
+			if !w.keep(verdict[k], ls, s.t) {
 				continue
 			}
-			if ref, err = w.appendOne(ref, ls, 0, s.Timestamp, s.Value, nil, nil, storage.AOptions{}); err != nil {
+			if ref, err = w.appendOne(ref, ls, 0, s.t, s.v, nil, nil, storage.AOptions{}); err != nil {
 				return w.abort(err)
 			}
 		}
-		for j := range ts.Histograms {
-			hp := &ts.Histograms[j]
-			if !w.keep(verdict[len(ts.Samples)+j], ls, hp.Timestamp) {
+		for j := range hists {
+			hp := &hists[j]
+			if !w.keep(verdict[len(samples)+j], ls, hp.Timestamp) {
 				continue
 			}
 			if hp.IsFloatHistogram() {
@@ -517,7 +521,7 @@ func (w *batch) writeV1(req *prompb.WriteRequest) (int, error) {
 			}
 		}
 		w.exBuf = w.exBuf[:0]
-		for _, ep := range ts.Exemplars {
+		for _, ep := range req.exemplarsOf(i) {
 			w.exBuf = append(w.exBuf, ep.ToExemplar(&w.b, nil))
 		}
 		w.appendExemplars(ref, ls)
@@ -601,11 +605,11 @@ func (w *batch) keep(v uint8, ls labels.Labels, t int64) bool {
 
 // verdictsV1 checks entry i of a 1.0 request (labels ls) against itself and
 // the request's earlier entries of its series.
-func (w *batch) verdictsV1(req *prompb.WriteRequest, i int, ls labels.Labels) []uint8 {
+func (w *batch) verdictsV1(req *requestV1, i int, ls labels.Labels) []uint8 {
 	return w.verdicts(i, ls, func(j int) bool {
-		return labels.Equal(req.Timeseries[j].ToLabels(&w.cmp, nil), ls)
+		return labels.Equal(req.labelsOf(j, &w.cmp), ls)
 	}, func(pts []point, j int, keys bool) []point {
-		return pointsV1(pts, &req.Timeseries[j], keys)
+		return pointsV1(pts, req, j, keys)
 	})
 }
 
@@ -643,14 +647,15 @@ func (w *batch) verdicts(i int, ls labels.Labels, same func(j int) bool, points 
 // pointsV1 appends the points of an entry, floats then histograms; the
 // histograms' keys only when keys is set (the common case needs only the
 // timestamps).
-func pointsV1(pts []point, ts *prompb.TimeSeries, keys bool) []point {
-	for _, s := range ts.Samples {
-		pts = append(pts, point{t: s.Timestamp, key: floatKey(s.Value)})
+func pointsV1(pts []point, req *requestV1, i int, keys bool) []point {
+	for _, s := range req.samplesOf(i) {
+		pts = append(pts, point{t: s.t, key: floatKey(s.v)})
 	}
-	for j := range ts.Histograms {
-		p := point{t: ts.Histograms[j].Timestamp}
+	hists := req.histogramsOf(i)
+	for j := range hists {
+		p := point{t: hists[j].Timestamp}
 		if keys {
-			p.key = histogramKey(&ts.Histograms[j])
+			p.key = histogramKey(&hists[j])
 		}
 		pts = append(pts, p)
 	}
