@@ -79,7 +79,7 @@ data at or before --at.`,
 	f.sourceFlags.register(fl)
 	fl.StringVar(&f.at, "at", "", "the evaluation time (RFC 3339 or Unix seconds; default now, or the newest sample of --input)")
 	fl.DurationVar(&f.window, "window", diagnose.DefaultWindow, "how far back from --at to look")
-	fl.DurationVar(&f.step, "step", diagnose.DefaultStep, "the resolution the engine reads series at (with --input, by default the data's own interval when it is coarser, e.g. 5m aggregates)")
+	fl.DurationVar(&f.step, "step", diagnose.DefaultStep, "the resolution the engine reads series at (with --input, by default the data's own interval when it is coarser, e.g. 5m aggregates; a series sampled coarser than the step counts once a sample)")
 	fl.StringVar(&f.entityLabel, "entity-label", "", "rank the entities named by this label as metric_anomaly causes")
 	fl.StringVar(&f.tenantLabel, "tenant-label", "", "a pod or namespace label naming the tenant (default: the namespace)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON object")

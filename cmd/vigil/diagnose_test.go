@@ -468,7 +468,8 @@ func TestDiagnoseOTLPRequestPath(t *testing.T) {
 }
 
 // TestDiagnoseCoarseInput: 5-minute aggregates are read at their own
-// interval without --step, as with --step 5m; --step still overrides.
+// interval without --step, as with --step 5m; read every 30 s, each sample
+// is still one reading (the same answer); --step still overrides (15m).
 func TestDiagnoseCoarseInput(t *testing.T) {
 	var b strings.Builder
 	start := int64(1_700_000_000_000)
@@ -489,9 +490,10 @@ func TestDiagnoseCoarseInput(t *testing.T) {
 		require.NoError(t, r.err, r.stderr)
 		return decodeOne[diagnose.Report](t, r.stdout)
 	}
-	auto, fiveMin, fine := diag(), diag("--step", "5m"), diag("--step", "30s")
+	auto, fiveMin, fine, coarse := diag(), diag("--step", "5m"), diag("--step", "30s"), diag("--step", "15m")
 	require.NotEmpty(t, auto.Causes)
 	require.Equal(t, "search", auto.Causes[0].Entity["service"])
 	require.Equal(t, fiveMin.Causes, auto.Causes, "the data's own interval")
-	require.NotEqual(t, fiveMin.Causes, fine.Causes, "--step overrides")
+	require.Equal(t, fiveMin.Causes, fine.Causes, "read every 30 s, a 5-minute sample is one reading, not ten")
+	require.NotEqual(t, fiveMin.Causes, coarse.Causes, "--step overrides")
 }

@@ -118,6 +118,12 @@ func (v *view) warnf(format string, args ...any) {
 type rawSeries struct {
 	lset labels.Labels
 	v    []float64
+	// held marks the steps whose reading is the sample of the step before,
+	// held over the lookback, where the series was sampled coarser than
+	// the steps (its median gap between samples is longer than a step:
+	// 1-minute rows read every 15 s); nil where it was not. Such a series
+	// has one reading a sample, not one a step (ownReadings).
+	held []bool
 }
 
 // fetch reads every series of a metric over the view and aligns it: the
@@ -144,6 +150,7 @@ func (v *view) selectAligned(ctx context.Context, what string, ms ...*labels.Mat
 	first := v.start.UnixMilli()
 	var out []rawSeries
 	var it chunkenc.Iterator
+	var gaps []int64 // a series' gaps between samples, reused
 	for ss.Next() {
 		s := ss.At()
 		vals := make([]float64, v.n)
@@ -151,6 +158,8 @@ func (v *view) selectAligned(ctx context.Context, what string, ms ...*labels.Mat
 			vals[i] = math.NaN()
 		}
 		it = s.Iterator(it)
+		var held []bool // made at the first step that holds a sample
+		gaps = gaps[:0]
 		// Walk the samples once: each sample is the latest for the steps
 		// from its own to the next sample's (or lookback after it). i is
 		// the first step not yet passed, at ti; no division per sample.
@@ -158,10 +167,17 @@ func (v *view) selectAligned(ctx context.Context, what string, ms ...*labels.Mat
 		lastV := math.NaN()
 		i, ti := 0, first
 		fill := func(uptoT int64) {
-			// Steps in [lastT, min(uptoT, lastT+lookback)) take lastV.
+			// Steps in [lastT, min(uptoT, lastT+lookback)) take lastV; the
+			// second and later of them hold it.
 			if lastT != math.MinInt64 && !value.IsStaleNaN(lastV) {
-				for lim := min(uptoT, lastT+lbMs); i < v.n && ti < lim; i, ti = i+1, ti+stepMs {
+				for lim, from := min(uptoT, lastT+lbMs), i; i < v.n && ti < lim; i, ti = i+1, ti+stepMs {
 					vals[i] = lastV
+					if i > from {
+						if held == nil {
+							held = make([]bool, v.n)
+						}
+						held[i] = true
+					}
 				}
 			}
 			for ; i < v.n && ti < uptoT; i, ti = i+1, ti+stepMs {
@@ -176,13 +192,19 @@ func (v *view) selectAligned(ctx context.Context, what string, ms ...*labels.Mat
 				break
 			}
 			fill(t)
+			if lastT != math.MinInt64 {
+				gaps = append(gaps, t-lastT)
+			}
 			lastT, lastV = t, f
 		}
 		if err := it.Err(); err != nil {
 			return nil, fmt.Errorf("read %s: %w", metric, err)
 		}
 		fill(endMs + 1)
-		out = append(out, rawSeries{lset: s.Labels(), v: vals})
+		if held != nil && !coarser(gaps, stepMs) {
+			held = nil
+		}
+		out = append(out, rawSeries{lset: s.Labels(), v: vals, held: held})
 	}
 	if err := ss.Err(); err != nil {
 		return nil, fmt.Errorf("select %s: %w", metric, err)
@@ -193,6 +215,21 @@ func (v *view) selectAligned(ctx context.Context, what string, ms ...*labels.Mat
 		}
 	}
 	return out, nil
+}
+
+// coarser tells whether a series whose samples are gaps (ms) apart was
+// sampled coarser than steps of stepMs: its own interval, the median gap,
+// is two steps or more to the nearest step, so that each sample is read
+// at several steps (a scrape that came late now and then, at about a
+// step, is not). It reorders gaps.
+func coarser(gaps []int64, stepMs int64) bool {
+	if len(gaps) == 0 {
+		return false
+	}
+	slices.Sort(gaps)
+	n := len(gaps)
+	median2 := gaps[(n-1)/2] + gaps[n/2] // twice the median
+	return median2 >= 3*stepMs
 }
 
 // readMode says how a metric's series become rows.

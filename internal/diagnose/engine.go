@@ -30,7 +30,9 @@ type Options struct {
 	// Window is how far back from the evaluation time to look (default 1h).
 	Window time.Duration
 	// Step is the resolution the engine reads series at (default 30s,
-	// dcgm-exporter's default interval).
+	// dcgm-exporter's default interval). A series sampled two steps apart
+	// or more is read once a sample, not once a step (the generic layer's
+	// history, persistence and increases count its samples).
 	Step time.Duration
 	// EntityLabel switches on the generic layer: the entities named by this
 	// label are ranked as metric_anomaly causes.

@@ -28,6 +28,9 @@ type genericSeries struct {
 	log bool
 	// shared marks a series another entity has too (markShared).
 	shared bool
+	// sparse marks a series sampled coarser than the steps: it has a
+	// reading only at the steps its samples came at (ownReadings).
+	sparse bool
 }
 
 // genericFloor keeps a flat series' tiny moves from scoring: 1% of its
@@ -92,9 +95,11 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 	}
 	var scores []genericScore
 	if ok {
-		if first := firstReading(vals); onset-first < shortHistory && len(metricSeries) > 0 {
-			v.warnf("the generic layer had %d readings (%s) before the onset at %s to judge each series by: spreads from so few are rough",
-				onset-first, time.Duration(onset-first)*v.step, v.time(onset).Format(time.TimeOnly))
+		if first := firstReading(vals); len(metricSeries) > 0 {
+			if n := readingSteps(metricSeries, first, onset); n < shortHistory {
+				v.warnf("the generic layer had %d readings (%s) before the onset at %s to judge each series by: spreads from so few are rough",
+					n, time.Duration(onset-first)*v.step, v.time(onset).Format(time.TimeOnly))
+			}
 		}
 		scores = scoreEntities(metricSeries, onset)
 	}
@@ -247,6 +252,20 @@ func firstReading(vals [][]float64) int {
 	return max(first, 0)
 }
 
+// readingSteps counts the steps in [from, to) at which any of the series
+// has a reading: the readings the history holds, where a series sampled
+// coarser than the steps has one only where its samples came
+// (ownReadings).
+func readingSteps(series []genericSeries, from, to int) int {
+	n := 0
+	for i := from; i < to; i++ {
+		if slices.ContainsFunc(series, func(s genericSeries) bool { return !math.IsNaN(s.v[i]) }) {
+			n++
+		}
+	}
+	return n
+}
+
 // genericScore is an entity's deviation after the common onset.
 type genericScore struct {
 	entity, series string
@@ -289,7 +308,7 @@ func scoreEntities(series []genericSeries, onset int) []genericScore {
 			continue
 		}
 		base := genericBaseline(pre)
-		z, first := persistentMax(s.v, onset, base)
+		z, first, next := persistentMax(s.v, onset, base, s.sparse)
 		if !s.shared {
 			own[s.entity] = max(own[s.entity], z)
 		}
@@ -297,7 +316,7 @@ func scoreEntities(series []genericSeries, onset int) []genericScore {
 		if cur, ok := best[s.entity]; !ok || rank > cur.rank || rank == cur.rank && z > cur.z {
 			after := math.NaN()
 			if first >= 0 {
-				after = (s.v[first] + s.v[first+1]) / 2 // where it moved most
+				after = (s.v[first] + s.v[next]) / 2 // where it moved most
 			}
 			best[s.entity] = genericScore{entity: s.entity, series: s.name, z: z, rank: rank, held: heldDeviation(s.v, onset, base), first: first,
 				before: base.Median, after: after}
@@ -498,19 +517,28 @@ func heldDeviation(v []float64, onset int, b sidedBaseline) float64 {
 }
 
 // persistentMax returns the largest |z| after onset that holds for two
-// steps running, and the first step it was reached.
-func persistentMax(v []float64, onset int, b sidedBaseline) (float64, int) {
-	best, at := 0.0, -1
+// steps running, the first step it was reached and the second; of a
+// sparse series (one reading a sample, genericSeries.sparse), for two
+// readings running, whatever the steps between them.
+func persistentMax(v []float64, onset int, b sidedBaseline, sparse bool) (float64, int, int) {
+	best, at, second := 0.0, -1, -1
 	for i := onset; i+1 < len(v); i++ {
-		z := math.Min(math.Abs(b.Z(v[i])), math.Abs(b.Z(v[i+1])))
+		if math.IsNaN(v[i]) {
+			continue
+		}
+		j := i + 1
+		for sparse && j+1 < len(v) && math.IsNaN(v[j]) {
+			j++
+		}
+		z := math.Min(math.Abs(b.Z(v[i])), math.Abs(b.Z(v[j])))
 		if math.IsNaN(z) {
 			continue
 		}
 		if z > best {
-			best, at = z, i
+			best, at, second = z, i, j
 		}
 	}
-	return best, at
+	return best, at, second
 }
 
 // entityLabels are the labels that name the entities of --entity-label
@@ -534,6 +562,7 @@ func entityLabels(label string) []string {
 func genericSeriesOf(raw []rawSeries, entityLabels []string) []genericSeries {
 	type key = seriesKey
 	sums, counts, countValues := map[key][]float64{}, map[key][]float64{}, map[key][]float64{}
+	sparse := map[key]bool{}
 	var out []genericSeries
 	var quantiles []summaryQuantile
 	for _, r := range raw {
@@ -550,15 +579,16 @@ func genericSeriesOf(raw []rawSeries, entityLabels []string) []genericSeries {
 		case strings.HasSuffix(name, "_bucket"):
 			continue
 		case strings.HasSuffix(name, "_sum"):
-			sums[key{strings.TrimSuffix(name, "_sum"), rest, ent, strings.Replace(short, "_sum", "_mean", 1)}] = increases(r.v)
+			sums[key{strings.TrimSuffix(name, "_sum"), rest, ent, strings.Replace(short, "_sum", "_mean", 1)}] = ownReadings(r, increases(r.v))
 			continue
 		case strings.HasSuffix(name, "_count"):
 			k := key{strings.TrimSuffix(name, "_count"), rest, ent, strings.Replace(short, "_count", "_mean", 1)}
-			counts[k], countValues[k] = increases(r.v), r.v
-			out = append(out, genericSeries{entity: ent, name: short, v: increases(r.v)})
+			counts[k], countValues[k], sparse[k] = ownReadings(r, increases(r.v)), r.v, r.held != nil
+			out = append(out, genericSeries{entity: ent, name: short, v: ownReadings(r, increases(r.v)), sparse: r.held != nil})
 			continue
 		case strings.HasSuffix(name, "_total"):
-			out = append(out, genericSeries{entity: ent, name: short, v: increases(r.v), log: name == metricLogTemplates || name == metricLogSuccessions || name == metricLogSpanFirst})
+			out = append(out, genericSeries{entity: ent, name: short, v: ownReadings(r, increases(r.v)), sparse: r.held != nil,
+				log: name == metricLogTemplates || name == metricLogSuccessions || name == metricLogSpanFirst})
 			continue
 		}
 		if q, err := strconv.ParseFloat(r.lset.Get("quantile"), 64); err == nil && q > 0 && q < 1 {
@@ -568,7 +598,7 @@ func genericSeriesOf(raw []rawSeries, entityLabels []string) []genericSeries {
 			short := strings.Replace(shortName(family, entityLabels...), name, name+"_mean", 1)
 			quantiles = append(quantiles, summaryQuantile{at: len(out), q: q, count: key{name, rest, ent, short}})
 		}
-		out = append(out, genericSeries{entity: ent, name: short, v: r.v})
+		out = append(out, genericSeries{entity: ent, name: short, v: ownReadings(r, r.v), sparse: r.held != nil})
 	}
 	thinQuantiles(out, quantiles, countValues)
 	for k, s := range sums {
@@ -582,10 +612,27 @@ func genericSeriesOf(raw []rawSeries, entityLabels []string) []genericSeries {
 				mean[i] = s[i] / c[i]
 			}
 		}
-		out = append(out, genericSeries{entity: k.ent, name: k.short, v: mean})
+		out = append(out, genericSeries{entity: k.ent, name: k.short, v: mean, sparse: sparse[k]})
 	}
 	slices.SortFunc(out, func(a, b genericSeries) int { return cmp.Compare(a.name, b.name) })
 	return slices.DeleteFunc(out, func(s genericSeries) bool { return s.entity == "" })
+}
+
+// ownReadings blanks the steps of v (r's values, or their increases) at
+// which r's reading is the sample of the step before held over the
+// lookback (rawSeries.held), and returns v. A series sampled every minute
+// and read every 15 s is then one reading a minute, as it was sampled, not
+// four alike: its history counts its samples (historyBound), a change
+// holds for two of them, not for two steps of one (persistentMax), and a
+// counter's increase is the one from its previous sample, not that and a
+// zero at every held step.
+func ownReadings(r rawSeries, v []float64) []float64 {
+	for i, h := range r.held {
+		if h {
+			v[i] = math.NaN()
+		}
+	}
+	return v
 }
 
 // summaryQuantile is a summary's quantile series among the generic ones:

@@ -48,10 +48,10 @@ func TestThinQuantiles(t *testing.T) {
 	count := []float64{100, 100, 100, 100, 140, 140, 140, 140, 144, 144, 144, 144}
 	bare := slices.Clone(p99)
 	raw := []rawSeries{
-		{lset("rpc_seconds", "quantile", "0.99"), p99},
-		{lset("rpc_seconds", "quantile", "0.5"), p50},
-		{lset("rpc_seconds_count"), count},
-		{lset("other_seconds", "quantile", "0.99"), bare},
+		{lset: lset("rpc_seconds", "quantile", "0.99"), v: p99},
+		{lset: lset("rpc_seconds", "quantile", "0.5"), v: p50},
+		{lset: lset("rpc_seconds_count"), v: count},
+		{lset: lset("other_seconds", "quantile", "0.99"), v: bare},
 	}
 	got := map[string][]float64{}
 	for _, s := range genericSeriesOf(raw, []string{"service"}) {
@@ -92,7 +92,7 @@ func TestThinQuantilesNoRequests(t *testing.T) {
 		lset := func(name string, pairs ...string) labels.Labels {
 			return labels.FromStrings(append([]string{"__name__", name, "service", "consign"}, pairs...)...)
 		}
-		raw := []rawSeries{{lset("lat_seconds", "quantile", "0.5"), slices.Clone(q)}, {lset("lat_seconds_count"), count}}
+		raw := []rawSeries{{lset: lset("lat_seconds", "quantile", "0.5"), v: slices.Clone(q)}, {lset: lset("lat_seconds_count"), v: count}}
 		for _, s := range genericSeriesOf(raw, []string{"service"}) {
 			if s.name != `lat_seconds{quantile="0.5"}` {
 				continue
