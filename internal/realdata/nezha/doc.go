@@ -71,7 +71,9 @@
 // minute or so before it): the traces alone are diagnosed where their
 // spans end, and the logs or the traces alone at the span metrics' 15 s
 // (Case.Step); with the metrics, a case is diagnosed at the metrics' time
-// (After past the injection) and at their rows' minute (a finer step
-// only repeats each row), and the engine reads the span-derived series
-// only over the steps the traces cover.
+// (After past the injection) and at the step the data gives `vigil
+// diagnose --input` (no --step; the engine reads each series once a
+// sample, so the minute rows are one reading a row at a finer step), and
+// the engine reads the span-derived series only over the steps the traces
+// cover.
 package nezha

@@ -97,11 +97,13 @@ func (d *Day) inputs(i int, kind string) ([]Input, Case, error) {
 	// around each injection. The traces alone are diagnosed where the
 	// spans end (after it there is nothing to read), at the span
 	// metrics' own 15 s, as the logs alone are; with the metrics, at the
-	// metrics' time and minute rows: the engine reads the span-derived
-	// series only where the traces cover (a stretch with no calls
-	// series at all is no data, not every service's calls at zero), and
-	// cutting the case at the spans' end left the metrics a minute or
-	// two after the injection.
+	// metrics' time and at the step the data gives `diagnose --input`
+	// (no --step): the engine reads the span-derived series only where
+	// the traces cover (a stretch with no calls series at all is no
+	// data, not every service's calls at zero), and each series once a
+	// sample, so the minute rows read at a finer step are one reading a
+	// row; cutting the case at the spans' end left the metrics a minute
+	// or two after the injection.
 	var end time.Time
 	if traces {
 		var tb strings.Builder
@@ -112,7 +114,9 @@ func (d *Day) inputs(i int, kind string) ([]Input, Case, error) {
 		if spans > 0 {
 			in = append(in, Input{Name: "case.otlp.json", Data: []byte(tb.String())})
 			end = later(end, d.lastSpanEnd(from, c.At))
-			c.Step = traceStep
+			if alone {
+				c.Step = traceStep
+			}
 		}
 	}
 	if logs {
@@ -123,18 +127,14 @@ func (d *Day) inputs(i int, kind string) ([]Input, Case, error) {
 		}
 		if records > 0 {
 			in = append(in, Input{Name: "case.logs.otlp.json", Data: []byte(lb.String())})
-			c.Step = traceStep
+			if alone {
+				c.Step = traceStep
+			}
 		}
 	}
 	if alone && !end.IsZero() && end.Before(c.At) {
 		c.At = end
 		c.Window = end.Sub(from)
-	}
-	if (traces || logs) && !alone {
-		// The metrics' minute rows set it: a finer step only repeats them
-		// (each row read twice at 30 s, as if it were two readings), and
-		// the logs' tests count at their own 15 s under it.
-		c.Step = rowStep
 	}
 	return in, c, nil
 }

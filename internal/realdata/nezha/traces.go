@@ -270,6 +270,3 @@ func (d *Day) lastSpanEnd(from, to time.Time) time.Time {
 	}
 	return last
 }
-
-// rowStep is the interval of the metric files' rows (metric/*.csv).
-const rowStep = time.Minute
