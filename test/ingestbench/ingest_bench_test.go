@@ -29,13 +29,13 @@ type ingestRun struct {
 	first, total time.Duration // the first round (series creation) and all rounds
 	rss, peakRSS int64         // after ingest settled; peak over the run
 	series       int
-	cpu          cpuUse // over the whole ingest
+	cpu          peertest.CPUUse // over the whole ingest
 }
 
 func (r ingestRun) rate() float64 { return float64(r.samples) / r.total.Seconds() }
 
 // cpuRate is the samples per second of the server's CPU time.
-func (r ingestRun) cpuRate() float64 { return float64(r.samples) / r.cpu.server.Seconds() }
+func (r ingestRun) cpuRate() float64 { return float64(r.samples) / r.cpu.Server.Seconds() }
 
 // steadyRate is the samples per second of rounds 2 to the last.
 func (r ingestRun) steadyRate() float64 {
@@ -59,7 +59,7 @@ func ingest(b *testing.B, p peer, load *remotewritetest.Load, settle time.Durati
 	url := proc.URL + "/api/v1/write"
 	ctx := b.Context()
 
-	meter, err := startCPU(proc.PID())
+	meter, err := peertest.StartCPU(proc.PID())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func ingest(b *testing.B, p peer, load *remotewritetest.Load, settle time.Durati
 		peer: p.name, samples: load.Samples(0, load.Rounds), first: first, total: time.Since(start),
 		series: load.Series,
 	}
-	if run.cpu, err = meter.stop(); err != nil {
+	if run.cpu, err = meter.Stop(); err != nil {
 		b.Fatal(err)
 	}
 	if settle > 0 {
@@ -146,7 +146,7 @@ func BenchmarkRemoteWriteThroughput(b *testing.B) {
 	fmt.Fprintln(tw, "run\tpeer\tsamples/s\tround 1 (new series)\trounds 2–30 samples/s\ttotal\tserver CPU\tsamples/CPU-s\tclient CPU\tother load\t")
 	for i, r := range runs {
 		fmt.Fprintf(tw, "%d\t%s\t%.0f\t%s\t%.0f\t%s\t%s\t%.0f\t%s\t%.0f%%\t\n", i/3+1, r.peer, r.rate(), r.first.Round(time.Millisecond), r.steadyRate(),
-			r.total.Round(time.Millisecond), r.cpu.server.Round(10*time.Millisecond), r.cpuRate(), r.cpu.client.Round(10*time.Millisecond), 100*r.cpu.foreign)
+			r.total.Round(time.Millisecond), r.cpu.Server.Round(10*time.Millisecond), r.cpuRate(), r.cpu.Client.Round(10*time.Millisecond), 100*r.cpu.Foreign)
 	}
 	tw.Flush()
 	fmt.Fprintf(&sb, "\nmedian samples/s (min–max): vigil %s, prometheus %s, victoriametrics %s\n",

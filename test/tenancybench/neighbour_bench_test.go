@@ -73,7 +73,7 @@ type victimRun struct {
 	tooMany, abuserOthers int    // abuser requests answered 429, or otherwise refused
 	reason                string // the first 429's body
 	abuserOther           string // the abuser's first other failure
-	cpu                   cpuUse
+	cpu                   peertest.CPUUse
 }
 
 // BenchmarkNoisyNeighbour measures whether one tenant over its ingestion
@@ -132,7 +132,7 @@ func neighbourRuns(b *testing.B, abuse *remotewritetest.Load) []victimRun {
 // measureWindow runs the victim for d, and the abuser alongside when a
 // is not nil.
 func measureWindow(ctx context.Context, b *testing.B, pid int, v *victim, a *abuser, d time.Duration) victimRun {
-	meter, err := startCPU(pid)
+	meter, err := peertest.StartCPU(pid)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func measureWindow(ctx context.Context, b *testing.B, pid int, v *victim, a *abu
 	r.abused = a != nil
 	r.abuserSent, r.accepted, r.tooMany, r.abuserOthers, r.reason = ar.sent, ar.accepted, ar.tooMany, ar.others, ar.reason
 	r.abuserOther = ar.other
-	if r.cpu, err = meter.stop(); err != nil {
+	if r.cpu, err = meter.Stop(); err != nil {
 		b.Fatal(err)
 	}
 	return r
@@ -203,7 +203,7 @@ func reportNeighbour(b *testing.B, runs []victimRun) {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%.0f\t%.0f\t%d\t%.2f\t%.2f\t%.0f%%\t\n", i/2+1, state, r.sent, r.ackedSamples, r.failed, r.late,
 			r.p50.Round(time.Microsecond), r.p99.Round(time.Microsecond), r.max.Round(time.Microsecond),
-			float64(r.abuserSent)/window.Seconds(), float64(r.accepted)/window.Seconds(), r.tooMany, r.cpu.cores(), r.cpu.client.Seconds()/r.cpu.wall.Seconds(), 100*r.cpu.foreign)
+			float64(r.abuserSent)/window.Seconds(), float64(r.accepted)/window.Seconds(), r.tooMany, r.cpu.Cores(), r.cpu.Client.Seconds()/r.cpu.Wall.Seconds(), 100*r.cpu.Foreign)
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(&sb, "\nabusive/idle per pair → median: victim p99 %s → %.3f; victim acked samples %s → %.3f\n",

@@ -77,8 +77,8 @@ type latencies struct{ p50, p99 time.Duration }
 // overheadRun is what one run of one mode measured.
 type overheadRun struct {
 	mode            string
-	rate            float64 // remote-write samples/s
-	write, read     cpuUse  // over the remote write, and over the queries
+	rate            float64         // remote-write samples/s
+	write, read     peertest.CPUUse // over the remote write, and over the queries
 	instant, ranged latencies
 	// answers are a digest of each query's first answer, which must not
 	// depend on the mode.
@@ -125,7 +125,7 @@ func BenchmarkTenancyOverhead(b *testing.B) {
 func reportOverhead(b *testing.B, runs []overheadRun, load *remotewritetest.Load) {
 	ratios := map[string][]float64{
 		"rw-throughput-on/off":     pairRatios(runs, func(r overheadRun) float64 { return r.rate }),
-		"rw-server-cpu-on/off":     pairRatios(runs, func(r overheadRun) float64 { return float64(r.write.server) }),
+		"rw-server-cpu-on/off":     pairRatios(runs, func(r overheadRun) float64 { return float64(r.write.Server) }),
 		"instant-query-p50-on/off": pairRatios(runs, func(r overheadRun) float64 { return float64(r.instant.p50) }),
 		"instant-query-p99-on/off": pairRatios(runs, func(r overheadRun) float64 { return float64(r.instant.p99) }),
 		"range-query-p50-on/off":   pairRatios(runs, func(r overheadRun) float64 { return float64(r.ranged.p50) }),
@@ -144,8 +144,8 @@ func reportOverhead(b *testing.B, runs []overheadRun, load *remotewritetest.Load
 	fmt.Fprintln(tw, "pair\ttenancy\tsamples/s\tserver CPU µs/sample\tothers' CPU\tinstant p50\tinstant p99\trange p50\trange p99\tothers' CPU\t")
 	for i, r := range runs {
 		fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.2f\t%.0f%%\t%s\t%s\t%s\t%s\t%.0f%%\t\n", i/2+1, r.mode, r.rate,
-			float64(r.write.server.Microseconds())/float64(load.Samples(0, load.Rounds)), 100*r.write.foreign,
-			r.instant.p50.Round(time.Microsecond), r.instant.p99.Round(time.Microsecond), r.ranged.p50.Round(time.Microsecond), r.ranged.p99.Round(time.Microsecond), 100*r.read.foreign)
+			float64(r.write.Server.Microseconds())/float64(load.Samples(0, load.Rounds)), 100*r.write.Foreign,
+			r.instant.p50.Round(time.Microsecond), r.instant.p99.Round(time.Microsecond), r.ranged.p50.Round(time.Microsecond), r.ranged.p99.Round(time.Microsecond), 100*r.read.Foreign)
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(&sb, "\non/off per pair → median:\n")
@@ -195,7 +195,7 @@ func measureOverhead(b *testing.B, m overheadMode, load *remotewritetest.Load) o
 	ctx := b.Context()
 	client := tenantClient(senders, m.tenant)
 	defer client.CloseIdleConnections()
-	meter, err := startCPU(srv.proc.PID())
+	meter, err := peertest.StartCPU(srv.proc.PID())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func measureOverhead(b *testing.B, m overheadMode, load *remotewritetest.Load) o
 		b.Fatalf("tenancy %s: remote write: %v", m.name, err)
 	}
 	r := overheadRun{mode: m.name, rate: float64(load.Samples(0, load.Rounds)) / time.Since(start).Seconds()}
-	if r.write, err = meter.stop(); err != nil {
+	if r.write, err = meter.Stop(); err != nil {
 		b.Fatal(err)
 	}
 	if m.tenant != "" {
@@ -216,7 +216,7 @@ func measureOverhead(b *testing.B, m overheadMode, load *remotewritetest.Load) o
 	var inst, rng []time.Duration
 	each := make([][]time.Duration, len(queries))
 	r.answers = make([]string, len(queries))
-	if meter, err = startCPU(srv.proc.PID()); err != nil {
+	if meter, err = peertest.StartCPU(srv.proc.PID()); err != nil {
 		b.Fatal(err)
 	}
 	for i := range queryRounds {
@@ -238,7 +238,7 @@ func measureOverhead(b *testing.B, m overheadMode, load *remotewritetest.Load) o
 			}
 		}
 	}
-	if r.read, err = meter.stop(); err != nil {
+	if r.read, err = meter.Stop(); err != nil {
 		b.Fatal(err)
 	}
 	if want := fmt.Sprintf("1 series, 1 points, sum %d", load.Series/20); !strings.HasSuffix(r.answers[0], want) {

@@ -1,4 +1,4 @@
-package tenancybench
+package peertest
 
 import (
 	"fmt"
@@ -9,34 +9,36 @@ import (
 	"time"
 )
 
-// The CPU meter below mirrors test/ingestbench's: the server's CPU time
-// tells its cost apart from the machine's other load, which on a shared
-// machine moves wall-clock figures more than tenancy does.
+// The benchmarks that run a server as its own process on a shared
+// machine measure its CPU time: it tells the server's cost apart from the
+// machine's other load, which moves wall-clock figures more than most
+// changes do.
 
 // clockTicks is USER_HZ, the unit of the CPU times in /proc (100 on Linux).
 const clockTicks = 100
 
-// cpuMeter measures the CPU a server, this process and everything else on
+// CPUMeter measures the CPU a server, this process and everything else on
 // the machine used over an interval.
-type cpuMeter struct {
+type CPUMeter struct {
 	pid                string
 	server, self, busy time.Duration
 	start              time.Time
 }
 
-// cpuUse is what a cpuMeter measured: the server's and this process's CPU
-// time, the interval, and the share of the machine's CPU capacity that
+// CPUUse is what a CPUMeter measured: the server's and this process's
+// CPU time, the interval, and the share of the machine's CPU capacity that
 // other processes took.
-type cpuUse struct {
-	server, client, wall time.Duration
-	foreign              float64
+type CPUUse struct {
+	Server, Client, Wall time.Duration
+	Foreign              float64
 }
 
-// cores is the server's CPU time per second of the interval.
-func (u cpuUse) cores() float64 { return u.server.Seconds() / u.wall.Seconds() }
+// Cores is the server's CPU time per second of the interval.
+func (u CPUUse) Cores() float64 { return u.Server.Seconds() / u.Wall.Seconds() }
 
-func startCPU(pid int) (*cpuMeter, error) {
-	m := &cpuMeter{pid: strconv.Itoa(pid), start: time.Now()}
+// StartCPU starts measuring the process pid.
+func StartCPU(pid int) (*CPUMeter, error) {
+	m := &CPUMeter{pid: strconv.Itoa(pid), start: time.Now()}
 	var err error
 	if m.server, err = procCPU(m.pid); err != nil {
 		return nil, err
@@ -50,23 +52,24 @@ func startCPU(pid int) (*cpuMeter, error) {
 	return m, nil
 }
 
-func (m *cpuMeter) stop() (cpuUse, error) {
+// Stop returns what was used since StartCPU.
+func (m *CPUMeter) Stop() (CPUUse, error) {
 	wall := time.Since(m.start)
 	server, err := procCPU(m.pid)
 	if err != nil {
-		return cpuUse{}, err
+		return CPUUse{}, err
 	}
 	self, err := procCPU("self")
 	if err != nil {
-		return cpuUse{}, err
+		return CPUUse{}, err
 	}
 	busy, err := machineBusy()
 	if err != nil {
-		return cpuUse{}, err
+		return CPUUse{}, err
 	}
-	u := cpuUse{server: server - m.server, client: self - m.self, wall: wall}
-	other := busy - m.busy - u.server - u.client
-	u.foreign = max(0, float64(other)/(float64(wall)*float64(runtime.NumCPU())))
+	u := CPUUse{Server: server - m.server, Client: self - m.self, Wall: wall}
+	other := busy - m.busy - u.Server - u.Client
+	u.Foreign = max(0, float64(other)/(float64(wall)*float64(runtime.NumCPU())))
 	return u, nil
 }
 
@@ -75,7 +78,7 @@ func (m *cpuMeter) stop() (cpuUse, error) {
 func procCPU(pid string) (time.Duration, error) {
 	data, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
-		return 0, fmt.Errorf("read the CPU time of %s: %w", pid, err)
+		return 0, err
 	}
 	// The command name (field 2) may hold spaces: count from its ")".
 	s := string(data)
@@ -99,7 +102,7 @@ func procCPU(pid string) (time.Duration, error) {
 func machineBusy() (time.Duration, error) {
 	data, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, fmt.Errorf("read /proc/stat: %w", err)
+		return 0, err
 	}
 	line, _, _ := strings.Cut(string(data), "\n")
 	fields := strings.Fields(line)
