@@ -1,12 +1,10 @@
 package alert
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"maps"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -14,6 +12,8 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/vigil-obs/vigil/internal/yamlstrict"
 )
 
 // Config is the alerting section of vigil.yaml: where alerts go and how
@@ -64,25 +64,8 @@ type HTTPClient struct {
 // defaults, refusing keys it does not have.
 func (h *HTTPClient) UnmarshalYAML(n *yaml.Node) error {
 	h.HTTPClientConfig = commoncfg.DefaultHTTPClientConfig
-	b, err := yaml.Marshal(n)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&h.HTTPClientConfig); err != nil {
-		msg := strings.TrimPrefix(strings.ReplaceAll(err.Error(), "yaml: unmarshal errors:\n  ", ""), "yaml: ")
-		// The lines are the section's, not the file's.
-		msg = unknownFieldRE.ReplaceAllString(lineRE.ReplaceAllString(msg, ""), "unknown field $1")
-		return errors.New(strings.Join(strings.Fields(msg), " "))
-	}
-	return nil
+	return yamlstrict.Decode(n, &h.HTTPClientConfig)
 }
-
-var (
-	unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
-	lineRE         = regexp.MustCompile(`line \d+: `)
-)
 
 // authenticates reports whether the settings send credentials of their
 // own.

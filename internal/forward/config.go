@@ -1,12 +1,10 @@
 package forward
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/url"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +13,8 @@ import (
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v3"
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/vigil-obs/vigil/internal/yamlstrict"
 )
 
 // Protocols of Config.Protocol.
@@ -87,24 +87,8 @@ type TLSConfig struct {
 // UnmarshalYAML reads Prometheus's tls_config, refusing keys it does not
 // have.
 func (t *TLSConfig) UnmarshalYAML(n *yaml.Node) error {
-	b, err := yaml.Marshal(n)
-	if err != nil {
-		return err
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	if err := dec.Decode(&t.TLSConfig); err != nil {
-		msg := strings.TrimPrefix(strings.ReplaceAll(err.Error(), "yaml: unmarshal errors:\n  ", ""), "yaml: ")
-		msg = unknownFieldRE.ReplaceAllString(lineRE.ReplaceAllString(msg, ""), "unknown field $1")
-		return errors.New(strings.Join(strings.Fields(msg), " "))
-	}
-	return nil
+	return yamlstrict.Decode(n, &t.TLSConfig)
 }
-
-var (
-	unknownFieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
-	lineRE         = regexp.MustCompile(`line \d+: `)
-)
 
 // set reports whether any TLS setting is given.
 func (t TLSConfig) set() bool { return t.TLSConfig != (commoncfg.TLSConfig{}) }
