@@ -54,6 +54,9 @@ func (s *Server) source(ctx context.Context, host component.Host) (watch.Source,
 	rc.Timeout = time.Duration(cfg.Source.Timeout)
 	rc.Selector = sel
 	rc.CacheSamples = CacheSamplesFor(s.budget)
+	// Where a driven server's clock stands for the wall clock (a
+	// benchmark's live cycles), the cache's settle window follows it.
+	rc.Wall = s.opts.Wall
 	// The merged store evaluates with the embedded store's engine: the
 	// Remote's own engine goes unused, and registers no metrics.
 	remote, err := store.NewRemote(rc, s.now, s.logger.With("component", "source"), nil)

@@ -50,6 +50,11 @@ type RemoteConfig struct {
 	// is new since it, and the last remoteSettle again (samples that came
 	// late), instead of the whole window.
 	CacheSamples int64
+	// Wall is the real clock, the one at which the backend receives
+	// samples (nil: time.Now). A kept answer is settled where it lies
+	// remoteSettle or more behind Wall at its read, and is not read again
+	// there: a replay's instants, far behind Wall, read only what is new.
+	Wall func() time.Time
 }
 
 // DefaultRemoteConfig returns the defaults for url.
@@ -98,6 +103,7 @@ type Remote struct {
 	cfg     RemoteConfig
 	engine  *promql.Engine
 	now     func() time.Time
+	wall    func() time.Time
 	limitRd int64
 	cache   *sampleCache // nil: CacheSamples 0
 }
@@ -113,6 +119,9 @@ func NewRemote(cfg RemoteConfig, now func() time.Time, logger *slog.Logger, reg 
 	if now == nil {
 		now = time.Now
 	}
+	if cfg.Wall == nil {
+		cfg.Wall = time.Now
+	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -125,7 +134,7 @@ func NewRemote(cfg RemoteConfig, now func() time.Time, logger *slog.Logger, reg 
 	if err != nil {
 		return nil, err
 	}
-	r := &Remote{base: base, client: client, cfg: cfg, engine: engine, now: now, limitRd: cfg.MaxResponseBytes}
+	r := &Remote{base: base, client: client, cfg: cfg, engine: engine, now: now, wall: cfg.Wall, limitRd: cfg.MaxResponseBytes}
 	if cfg.CacheSamples > 0 {
 		r.cache = &sampleCache{limit: cfg.CacheSamples, entries: map[cacheKey]*cacheEntry{}}
 	}
@@ -333,7 +342,7 @@ type remoteQuerier struct {
 // exactly [mint, maxt]; 2.x and other backends may return one more sample at
 // the left edge, which is filtered out here. With a cache, a window that
 // starts within the previous answer of the same selector and span fetches
-// only from that answer's end less remoteSettle, and keeps the rest.
+// only what of it is not settled (settledUntil), and keeps the rest.
 func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
 	if q.maxt < q.mint {
 		return storage.EmptySeriesSet()
@@ -343,10 +352,11 @@ func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHin
 	from := q.mint
 	prev := q.r.cache.get(key)
 	if prev != nil && prev.mint <= q.mint && prev.maxt >= q.mint && prev.maxt <= q.maxt {
-		from = max(q.mint, prev.maxt-remoteSettle.Milliseconds())
+		from = max(q.mint, prev.settledUntil())
 	} else {
 		prev = nil
 	}
+	read := q.r.wall()
 	fetched, warns, err := q.fetch(ctx, sel, from)
 	if err != nil {
 		return storage.ErrSeriesSet(err)
@@ -355,7 +365,7 @@ func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHin
 	if prev != nil {
 		series = mergeCached(prev.series, fetched, q.mint, from)
 	}
-	q.r.cache.put(key, &cacheEntry{mint: q.mint, maxt: q.maxt, series: series})
+	q.r.cache.put(key, &cacheEntry{mint: q.mint, maxt: q.maxt, read: read.UnixMilli(), series: series})
 	out := make([]storage.Series, 0, len(series))
 	for _, cs := range series {
 		pts := cs.pts
@@ -425,6 +435,16 @@ const minSplitRange = int64(time.Minute / time.Millisecond)
 // them either.
 const remoteSettle = 5 * time.Minute
 
+// settledUntil is where a later read of e's selector starts again: its
+// samples before that are final. Those remoteSettle or more behind the
+// wall clock of e's read had reached the backend then; those after
+// maxt were not asked for. A live reader (maxt at the wall clock) thus
+// reads the last remoteSettle again; a replay of a past range (maxt far
+// behind it) reads from maxt, only what is new.
+func (e *cacheEntry) settledUntil() int64 {
+	return min(e.maxt, e.read-remoteSettle.Milliseconds())
+}
+
 // cachedSeries is one series' samples of a read, sorted by time.
 type cachedSeries struct {
 	lset labels.Labels
@@ -470,9 +490,11 @@ type cacheKey struct {
 	span int64
 }
 
-// cacheEntry is a kept answer.
+// cacheEntry is a kept answer of [mint, maxt], asked for at the wall
+// clock's read (ms).
 type cacheEntry struct {
 	mint, maxt int64
+	read       int64
 	series     []cachedSeries
 	samples    int64
 	used       uint64

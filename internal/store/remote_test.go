@@ -273,50 +273,69 @@ func read(t *testing.T, r *store.Remote, name string, mint, maxt int64) []int64 
 }
 
 // TestRemoteCache: a window of an hour sliding on by 30 s reads, with the
-// cache, the whole hour once and then only the last 5 m 30 s each time,
-// and gives every time the samples an uncached read gives: a sample that
-// came late within the last 5 minutes is seen, a series that stopped
-// keeps its older samples, and a window that moves back reads afresh.
+// cache, the whole hour once and then only what is new and what of the
+// kept answer is not settled, and gives every time the samples an
+// uncached read gives. At the live edge (the wall clock at the window's
+// end) that is the last 5 m 30 s each time: a sample that came late
+// within the last 5 minutes is seen. Where the window lies 2 minutes
+// behind the wall clock, 3 m 30 s; in a replay of a past range (hours
+// behind it), the last 30 s only. A series that stopped keeps its older
+// samples, and a window that moves back reads afresh.
 func TestRemoteCache(t *testing.T) {
-	start := base.Add(-2 * time.Hour).UnixMilli()
-	f := &fakeProm{series: map[string][]int64{}}
-	for ts := start; ts <= base.UnixMilli(); ts += 15_000 {
-		f.series["up"] = append(f.series["up"], ts)
-		if ts < base.Add(-30*time.Minute).UnixMilli() {
-			f.series["gone"] = append(f.series["gone"], ts)
-		}
-	}
-	url := serve(t, f.handler(t))
-	cached := store.DefaultRemoteConfig(url)
-	cached.CacheSamples = 1 << 20
-	rc, plain := newRemote(t, cached), newRemote(t, store.DefaultRemoteConfig(url))
-	hour := time.Hour.Milliseconds()
-	for i := range 10 {
-		maxt := base.Add(-40*time.Minute + time.Duration(i)*30*time.Second).UnixMilli()
-		if i == 5 {
-			// A sample that reaches the backend late, 2 minutes behind.
-			f.mu.Lock()
-			f.series["late"] = append(f.series["late"], maxt-2*60_000)
-			f.mu.Unlock()
-		}
-		for _, name := range []string{"up", "gone", "late"} {
-			f.mu.Lock()
-			f.asked = f.asked[:0]
-			f.mu.Unlock()
-			got := read(t, rc, name, maxt-hour, maxt)
-			f.mu.Lock()
-			asked := f.asked[0]
-			f.mu.Unlock()
-			require.Equal(t, read(t, plain, name, maxt-hour, maxt), got, "%s at step %d", name, i)
-			if i == 0 || name == "late" && i <= 5 {
-				continue
+	for _, tc := range []struct {
+		name   string
+		behind time.Duration // the wall clock, past each window's end
+		asked  time.Duration // what each later read asks for
+	}{
+		{"live", 0, 5*time.Minute + 30*time.Second},
+		{"near", 2 * time.Minute, 3*time.Minute + 30*time.Second},
+		{"replay", 3 * time.Hour, 30 * time.Second},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := base.Add(-2 * time.Hour).UnixMilli()
+			f := &fakeProm{series: map[string][]int64{}}
+			for ts := start; ts <= base.UnixMilli(); ts += 15_000 {
+				f.series["up"] = append(f.series["up"], ts)
+				if ts < base.Add(-30*time.Minute).UnixMilli() {
+					f.series["gone"] = append(f.series["gone"], ts)
+				}
 			}
-			require.Equal(t, (5*time.Minute+30*time.Second).Milliseconds()+1, asked, "%s at step %d: only what is new, and the settle window", name, i)
-		}
+			url := serve(t, f.handler(t))
+			var maxt int64
+			cached := store.DefaultRemoteConfig(url)
+			cached.CacheSamples = 1 << 20
+			cached.Wall = func() time.Time { return time.UnixMilli(maxt).Add(tc.behind) }
+			rc, plain := newRemote(t, cached), newRemote(t, store.DefaultRemoteConfig(url))
+			hour := time.Hour.Milliseconds()
+			for i := range 10 {
+				maxt = base.Add(-40*time.Minute + time.Duration(i)*30*time.Second).UnixMilli()
+				if i == 5 && tc.behind == 0 {
+					// A sample that reaches the backend late, 2 minutes
+					// behind the wall clock.
+					f.mu.Lock()
+					f.series["late"] = append(f.series["late"], maxt-2*60_000)
+					f.mu.Unlock()
+				}
+				for _, name := range []string{"up", "gone", "late"} {
+					f.mu.Lock()
+					f.asked = f.asked[:0]
+					f.mu.Unlock()
+					got := read(t, rc, name, maxt-hour, maxt)
+					f.mu.Lock()
+					asked := f.asked[0]
+					f.mu.Unlock()
+					require.Equal(t, read(t, plain, name, maxt-hour, maxt), got, "%s at step %d", name, i)
+					if i == 0 || name == "late" && i <= 5 {
+						continue
+					}
+					require.Equal(t, tc.asked.Milliseconds()+1, asked, "%s at step %d: only what is new, and what is not settled", name, i)
+				}
+			}
+			// Back in time: read afresh, the same answer.
+			maxt = base.Add(-50 * time.Minute).UnixMilli()
+			require.Equal(t, read(t, plain, "up", maxt-hour, maxt), read(t, rc, "up", maxt-hour, maxt))
+		})
 	}
-	// Back in time: read afresh, the same answer.
-	maxt := base.Add(-50 * time.Minute).UnixMilli()
-	require.Equal(t, read(t, plain, "up", maxt-hour, maxt), read(t, rc, "up", maxt-hour, maxt))
 }
 
 // TestRemoteSplitsLargeAnswers: a read whose answer is past
