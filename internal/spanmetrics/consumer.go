@@ -36,7 +36,15 @@ type Consumer struct {
 	// is its expiry queue, oldest first.
 	seen    map[edgeKey]seenSpan
 	seenExp []expiry
-	keyBuf  []byte
+	// selfPend are the spans waiting for their children before their
+	// self time is taken, and children waiting for their parent
+	// (selftime.go); selfExp and selfLongExp are their expiry queues, the
+	// spans' (EdgeWait) and the children's (EdgeWait and treeWait).
+	selfPend    map[edgeKey]*selfEntry
+	selfExp     []expiry
+	selfLongExp []expiry
+	kidBuf      []selfChild
+	keyBuf      []byte
 	// lastFlush is the clock's time at the last flush.
 	lastFlush time.Time
 	// dirty says a total changed since the last flush.
@@ -70,10 +78,11 @@ func New(cfg Config, app storage.AppendableV2, now func() time.Time, logger *slo
 	}
 	c := &Consumer{
 		cfg: cfg, app: app, now: now, logger: logger.With("component", "spanmetrics"), m: m,
-		spans:   map[string]*spanSeries{},
-		edges:   map[edgeID]*edgeSeries{},
-		pending: map[edgeKey]*pendingEdge{},
-		seen:    map[edgeKey]seenSpan{},
+		spans:    map[string]*spanSeries{},
+		edges:    map[edgeID]*edgeSeries{},
+		pending:  map[edgeKey]*pendingEdge{},
+		seen:     map[edgeKey]seenSpan{},
+		selfPend: map[edgeKey]*selfEntry{},
 	}
 	c.lastFlush = now()
 	return c, nil
@@ -98,7 +107,8 @@ func (c *Consumer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 			spans := sss.At(j).Spans()
 			for k := range spans.Len() {
 				sp := spans.At(k)
-				c.observeSpan(sp, service, res, isRetry(sp, service, failed), now)
+				s := c.observeSpan(sp, service, res, isRetry(sp, service, failed), now)
+				c.observeSelf(sp, service, s, now)
 				c.observeGraphSpan(sp, service, res, now)
 				n++
 			}
@@ -117,8 +127,8 @@ func (c *Consumer) ConsumeTraces(ctx context.Context, td ptrace.Traces) error {
 	return c.Flush(ctx)
 }
 
-// observeSpan adds one span to its span-metric series.
-func (c *Consumer) observeSpan(sp ptrace.Span, service string, res pcommon.Map, retry bool, now time.Time) {
+// observeSpan adds one span to its span-metric series and returns it.
+func (c *Consumer) observeSpan(sp ptrace.Span, service string, res pcommon.Map, retry bool, now time.Time) *spanSeries {
 	attrs := sp.Attributes()
 	si := spanInfo{
 		service: service, name: sp.Name(), kind: sp.Kind(), status: sp.Status().Code(),
@@ -150,6 +160,7 @@ func (c *Consumer) observeSpan(sp ptrace.Span, service string, res pcommon.Map, 
 	if !si.traceID.IsEmpty() {
 		s.callsEx.offer(si.traceID, si.spanID, si.endMs, 1)
 	}
+	return s
 }
 
 // newSpanSeries creates the series of si, or returns the overflow series
@@ -191,9 +202,10 @@ func (c *Consumer) Run(ctx context.Context) error {
 	}
 }
 
-// Settle ends the wait of every pending half as if EdgeWait and treeWait
-// had passed on the clock, then flushes: for the end of a file of spans,
-// after which no other half can come.
+// Settle ends the wait of every pending half, and of every span waiting
+// for its children, as if EdgeWait and treeWait had passed on the clock,
+// then flushes: for the end of a file of spans, after which no other half
+// can come.
 func (c *Consumer) Settle(ctx context.Context) error {
 	c.mu.Lock()
 	c.expireEdges(c.now().Add(time.Duration(c.cfg.EdgeWait) + treeWait))

@@ -19,6 +19,7 @@ const (
 	MetricDuration = "traces_span_metrics_duration_seconds"
 	MetricTimeouts = "traces_span_metrics_timeouts_total"
 	MetricRetries  = "traces_span_metrics_retries_total"
+	MetricSelf     = "traces_span_metrics_self_seconds"
 
 	MetricGraphRequests      = "traces_service_graph_request_total"
 	MetricGraphFailed        = "traces_service_graph_request_failed_total"
@@ -37,6 +38,7 @@ var (
 	famDuration = family{MetricDuration, metadata.Metadata{Type: model.MetricTypeHistogram, Unit: "seconds", Help: "Span durations by service, operation, kind, status, model, provider, error type and tenant."}}
 	famTimeouts = family{MetricTimeouts, metadata.Metadata{Type: model.MetricTypeCounter, Help: "Spans that failed by a timeout or deadline (Vigil's addition to the span metrics)."}}
 	famRetries  = family{MetricRetries, metadata.Metadata{Type: model.MetricTypeCounter, Help: "Spans that retry an earlier call (Vigil's addition to the span metrics)."}}
+	famSelf     = family{MetricSelf, metadata.Metadata{Type: model.MetricTypeSummary, Unit: "seconds", Help: "Span self time: duration less the union of the children's intervals (Vigil's addition to the span metrics)."}}
 	famRequests = family{MetricGraphRequests, metadata.Metadata{Type: model.MetricTypeCounter, Help: "Requests between two services."}}
 	famFailed   = family{MetricGraphFailed, metadata.Metadata{Type: model.MetricTypeCounter, Help: "Failed requests between two services."}}
 	famServer   = family{MetricGraphServerSeconds, metadata.Metadata{Type: model.MetricTypeHistogram, Unit: "seconds", Help: "Request durations seen by the server."}}
@@ -66,8 +68,9 @@ func (c *Consumer) Flush(ctx context.Context) error {
 	c.lastFlush = now
 	c.dirty = false
 	samples := c.snapshot()
-	nSpans, nEdges, nPending := len(c.spans), len(c.edges), len(c.pending)
+	nSpans, nEdges, nPending, nSelf := len(c.spans), len(c.edges), len(c.pending), len(c.selfPend)
 	c.mu.Unlock()
+	c.m.series.WithLabelValues("self_pending").Set(float64(nSelf))
 	c.m.series.WithLabelValues("span").Set(float64(nSpans))
 	c.m.series.WithLabelValues("edge").Set(float64(nEdges))
 	c.m.series.WithLabelValues("pending").Set(float64(nPending))
@@ -125,7 +128,7 @@ func (c *Consumer) write(ctx context.Context, samples []sample, t int64) error {
 // snapshot lists the samples of every series and takes their fresh
 // exemplars. The caller holds c.mu.
 func (c *Consumer) snapshot() []sample {
-	out := make([]sample, 0, len(c.spans)*(len(c.cfg.Buckets)+4)+len(c.edges)*(2*len(c.cfg.Buckets)+8))
+	out := make([]sample, 0, len(c.spans)*(len(c.cfg.Buckets)+6)+len(c.edges)*(2*len(c.cfg.Buckets)+8))
 	for _, s := range c.spans {
 		out = append(out, sample{fam: &famCalls, lbls: withName(s.lbls, MetricCalls, ""), st: s.startMs, v: s.calls})
 		takeExemplar(&out[len(out)-1], &s.callsEx)
@@ -136,6 +139,12 @@ func (c *Consumer) snapshot() []sample {
 			out = append(out, sample{fam: &famRetries, lbls: withName(s.lbls, MetricRetries, ""), st: s.startMs, v: s.retries})
 		}
 		out = c.appendHist(out, &famDuration, s.lbls, s.startMs, &s.dur, true)
+		// Written from the series' first flush, as its calls are, though a
+		// span's self time is taken only once its children can have come
+		// (EdgeWait): the two have the same history.
+		out = append(out,
+			sample{fam: &famSelf, lbls: withName(s.lbls, MetricSelf+"_sum", ""), st: s.startMs, v: s.selfSum},
+			sample{fam: &famSelf, lbls: withName(s.lbls, MetricSelf+"_count", ""), st: s.startMs, v: s.selfCount})
 	}
 	for _, e := range c.edges {
 		out = append(out,

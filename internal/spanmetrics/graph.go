@@ -287,40 +287,34 @@ func (c *Consumer) recordTree(client, server, conn string, sec float64, failed b
 	c.m.tree.Inc()
 }
 
-// expireEdges settles the pending halves whose wait is over (settle) and
-// forgets the spans the span tree no longer needs.
+// expireEdges settles the pending halves whose wait is over (settle),
+// takes the self time of the spans whose children can all have come
+// (expireSelf) and forgets the spans the span tree no longer needs.
 func (c *Consumer) expireEdges(now time.Time) {
-	n := 0
-	for ; n < len(c.expiries) && !c.expiries[n].expires.After(now); n++ {
-		x := c.expiries[n]
-		e, ok := c.pending[x.key]
-		if !ok || !e.expires.Equal(x.expires) {
-			continue
-		}
-		c.settle(x.key, e, now)
-	}
-	if n > 0 {
-		c.expiries = append(c.expiries[:0], c.expiries[n:]...)
-	}
-	n = 0
-	for ; n < len(c.longExpiries) && !c.longExpiries[n].expires.After(now); n++ {
-		x := c.longExpiries[n]
+	c.expireSelf(now)
+	settleDue := func(x expiry) {
 		if e, ok := c.pending[x.key]; ok && e.expires.Equal(x.expires) {
 			c.settle(x.key, e, now)
 		}
 	}
-	if n > 0 {
-		c.longExpiries = append(c.longExpiries[:0], c.longExpiries[n:]...)
-	}
-	n = 0
-	for ; n < len(c.seenExp) && !c.seenExp[n].expires.After(now); n++ {
-		x := c.seenExp[n]
+	drain(&c.expiries, now, settleDue)
+	drain(&c.longExpiries, now, settleDue)
+	drain(&c.seenExp, now, func(x expiry) {
 		if p, ok := c.seen[x.key]; ok && p.expires.Equal(x.expires) {
 			delete(c.seen, x.key)
 		}
+	})
+}
+
+// drain calls fn with each entry of the queue *q that is due by now,
+// oldest first, and removes them; fn may add to other queues.
+func drain(q *[]expiry, now time.Time, fn func(expiry)) {
+	n := 0
+	for ; n < len(*q) && !(*q)[n].expires.After(now); n++ {
+		fn((*q)[n])
 	}
 	if n > 0 {
-		c.seenExp = append(c.seenExp[:0], c.seenExp[n:]...)
+		*q = append((*q)[:0], (*q)[n:]...)
 	}
 }
 

@@ -83,7 +83,10 @@ type spanSeries struct {
 	lbls                     labels.Labels
 	calls, timeouts, retries float64
 	dur                      hist
-	callsEx                  exemplarRec
+	// selfSum and selfCount total the spans' self time: duration less
+	// their children's (selftime.go).
+	selfSum, selfCount float64
+	callsEx            exemplarRec
 	// startMs is when the series was created, the start of its totals.
 	startMs int64
 }
