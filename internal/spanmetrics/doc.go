@@ -3,9 +3,10 @@
 // into Vigil's metric store: request rates, errors and latencies per
 // service and operation, per model, provider, error type and tenant, and
 // the service graph (who calls whom, how often, how slowly, how often it
-// fails). It owns the running totals, their cardinality bound, the pairing
-// of client and server spans, and the exemplars that lead from a metric to
-// a trace. It does not store spans (internal/traces does), compute per-hop
+// fails), and each operation's self time (its spans' durations less their
+// children's). It owns the running totals, their cardinality bound, the
+// pairing of client and server spans, and the exemplars that lead from a
+// metric to a trace. It does not store spans (internal/traces does), compute per-hop
 // breakdowns (internal/hops does) or receive OTLP (internal/ingest/otlp).
 //
 // # Names
@@ -41,6 +42,45 @@
 //	                                    a sibling that failed before them
 //
 // A timeouts or retries series is written once it has counted something.
+//
+// # Self time
+//
+// A span's duration holds its children's: when a callee slows, every
+// caller up the tree lasts longer by as much, and a ranking by durations
+// blames the callers. Vigil adds, with the span metrics' labels,
+//
+//	traces_span_metrics_self_seconds_sum / _count
+//
+// the spans' self time: a span's duration less the union of its children's
+// intervals, as Jaeger's trace statistics count it. The children are cut
+// at the parent's bounds (a child that outlives its parent counts up to
+// the parent's end, one wholly outside not at all), and children that
+// overlap — a fan-out, asynchronous work — count once. A child of another
+// service that does not fit in its parent only by the hosts' clock skew
+// (it is no longer than the parent) is first moved to the parent's middle,
+// as internal/hops and Jaeger's clock-skew adjuster do; an asynchronous one
+// (a CONSUMER span, or a FOLLOWS_FROM link to its parent) is not. A span
+// with no children has its duration as its self time; a CLIENT span
+// answered by a SERVER span has the time outside it (the network, the
+// client's queues). internal/hops' per-trace exclusive time is another
+// measure: the time on the critical path, which needs the whole trace.
+//
+// Children come in other batches than their parent, and usually before it
+// (they end first), but not always: a span is held EdgeWait for its
+// children before its self time is taken, and children wait for their
+// parent EdgeWait and then treeWait, as the graph's halves do. A child
+// that comes after its parent's self time was taken is late, and does not
+// count; one whose parent never comes is dropped. The spans and children
+// waiting are bounded by MaxPendingEdges (past it, a span's self time is
+// taken at once, with the children in so far, and a child is dropped), and
+// a span's children by 256 (past it, those closest in time are merged: the
+// gaps between them count as theirs). Each outcome is counted in
+// vigil_spanmetrics_self_time_spans_total. A self time is thus written up
+// to EdgeWait and a flush after the span's duration; both series are
+// written from the series' first flush, so they have the same history.
+// They are a sum and a count, not a histogram: the diagnosis reads the
+// mean per span (a _sum over its _count), and the duration's buckets
+// already say how slow; a histogram would add 20 series per label set.
 //
 // # Buckets
 //
