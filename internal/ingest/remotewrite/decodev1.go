@@ -28,6 +28,8 @@ import (
 // the body, which must outlive it; labelsOf copies them into the
 // labels.Labels it returns.
 type requestV1 struct {
+	// body is the decoded body, which the labels point into.
+	body       []byte
 	series     []seriesV1
 	labels     []labelV1
 	samples    []sampleV1
@@ -41,6 +43,10 @@ type requestV1 struct {
 // histograms and exemplars in the request's buffers.
 type seriesV1 struct {
 	labels, samples, histograms, exemplars span
+	// raw is the range of the body that holds the series' label fields,
+	// when they are one run of fields (as every known sender writes
+	// them); empty otherwise. The reference cache is keyed by it.
+	raw span
 }
 
 // span is the range [lo, hi) of a buffer.
@@ -85,6 +91,7 @@ func (r *requestV1) reset() {
 	r.series, r.labels, r.samples = r.series[:0], r.labels[:0], r.samples[:0]
 	r.histograms, r.exemplars = r.histograms[:0], r.exemplars[:0]
 	r.unknown = false
+	r.body = nil
 }
 
 // count is what countV1 counts of the request: samples, histograms and
@@ -103,6 +110,24 @@ func (r *requestV1) labelsOf(i int, b *labels.ScratchBuilder) labels.Labels {
 	}
 	b.Sort()
 	return b.Labels()
+}
+
+// rawLabelsOf returns the bytes of series i's label fields as the body
+// holds them (tags and lengths included), nil when they are not one run
+// of fields.
+func (r *requestV1) rawLabelsOf(i int) []byte {
+	s := r.series[i].raw
+	if s.hi == s.lo {
+		return nil
+	}
+	return r.body[s.lo:s.hi]
+}
+
+// wireLabelsOf returns series i's labels as the body holds them, in the
+// order given.
+func (r *requestV1) wireLabelsOf(i int) []labelV1 {
+	s := r.series[i].labels
+	return r.labels[s.lo:s.hi]
 }
 
 // samplesOf returns series i's float samples.
@@ -126,6 +151,7 @@ func (r *requestV1) exemplarsOf(i int) []prompb.Exemplar {
 // decode decodes a WriteRequest body into r, which is reset first.
 func (r *requestV1) decode(b []byte) error {
 	r.reset()
+	r.body = b
 	for i := 0; i < len(b); {
 		num, typ, next, err := tag(b, i, "WriteRequest")
 		if err != nil {
@@ -137,7 +163,7 @@ func (r *requestV1) decode(b []byte) error {
 			if err != nil {
 				return err
 			}
-			if err := r.decodeSeries(b[lo:hi]); err != nil {
+			if err := r.decodeSeries(b[lo:hi], lo); err != nil {
 				return err
 			}
 			i = hi
@@ -163,14 +189,18 @@ func (r *requestV1) decode(b []byte) error {
 	return nil
 }
 
-// decodeSeries decodes a TimeSeries message and appends it to r.
-func (r *requestV1) decodeSeries(b []byte) error {
+// decodeSeries decodes a TimeSeries message, at offset base of the body,
+// and appends it to r.
+func (r *requestV1) decodeSeries(b []byte, base int) error {
 	s := seriesV1{
 		labels:     span{lo: int32(len(r.labels))},
 		samples:    span{lo: int32(len(r.samples))},
 		histograms: span{lo: int32(len(r.histograms))},
 		exemplars:  span{lo: int32(len(r.exemplars))},
 	}
+	// The label fields' run: [rawLo, rawHi), split once another field
+	// comes between two labels.
+	rawLo, rawHi, split := -1, -1, false
 	for i := 0; i < len(b); {
 		num, typ, next, err := tag(b, i, "TimeSeries")
 		if err != nil {
@@ -193,6 +223,13 @@ func (r *requestV1) decodeSeries(b []byte) error {
 				return err
 			}
 			r.labels = append(r.labels, l)
+			switch {
+			case rawLo < 0:
+				rawLo = i
+			case rawHi != i:
+				split = true
+			}
+			rawHi = hi
 		case 2:
 			smp, err := decodeSample(b[lo:hi])
 			if err != nil {
@@ -216,6 +253,9 @@ func (r *requestV1) decodeSeries(b []byte) error {
 	s.samples.hi = int32(len(r.samples))
 	s.histograms.hi = int32(len(r.histograms))
 	s.exemplars.hi = int32(len(r.exemplars))
+	if rawLo >= 0 && !split {
+		s.raw = span{lo: int32(base + rawLo), hi: int32(base + rawHi)}
+	}
 	r.series = append(r.series, s)
 	return nil
 }

@@ -94,6 +94,8 @@ type Handler struct {
 	// requestsV1 holds decoded Remote-Write 1.0 requests (*requestV1)
 	// between requests, for their buffers.
 	requestsV1 sync.Pool
+	// refs remembers the Remote-Write 1.0 series stored (refcache.go).
+	refs *refCache
 }
 
 var _ http.Handler = (*Handler)(nil)
@@ -116,6 +118,7 @@ func New(opts Options) (*Handler, error) {
 		opts:     opts,
 		inflight: make(chan struct{}, opts.Limits.MaxInflightRequests),
 		m:        newMetrics(opts.Registerer),
+		refs:     newRefCache(opts.Limits.MaxActiveSeries, opts.Now()),
 	}
 	h.next = remoteapi.NewWriteHandler(&writeStore{h: h},
 		remoteapi.MessageTypes{remoteapi.WriteV1MessageType, remoteapi.WriteV2MessageType},
@@ -317,6 +320,8 @@ type metrics struct {
 	rejectedSamples  *prometheus.CounterVec
 	samples          prometheus.Counter
 	inflight         prometheus.Gauge
+	cacheHits        prometheus.Counter
+	cacheMisses      prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -342,8 +347,13 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Remote-write requests being stored now.",
 		}),
 	}
+	lookups := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vigil_remote_write_series_cache_lookups_total",
+		Help: "Remote-Write 1.0 series looked up in the receiver's series cache, by result: a hit is appended by its series reference without building or checking its labels again.",
+	}, []string{"result"})
+	m.cacheHits, m.cacheMisses = lookups.WithLabelValues("hit"), lookups.WithLabelValues("miss")
 	if reg != nil {
-		reg.MustRegister(m.requests, m.rejectedRequests, m.rejectedSamples, m.samples, m.inflight)
+		reg.MustRegister(m.requests, m.rejectedRequests, m.rejectedSamples, m.samples, m.inflight, lookups)
 	}
 	return m
 }

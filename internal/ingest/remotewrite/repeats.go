@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/cespare/xxhash/v2"
-	"github.com/prometheus/prometheus/model/labels"
 )
 
 // The head checks a sample against what is committed, not against the
@@ -42,17 +41,17 @@ type repeats struct {
 	given   map[int64]uint64
 }
 
-// earlier returns, for entry i (its labels ls), the request's earlier
-// entries of the same series, newest first, and records entry i.
-// same(j) tells whether entry j has exactly ls (a hash can collide).
-func (r *repeats) earlier(i int, ls labels.Labels, same func(j int) bool) []int32 {
+// earlier returns, for entry i (the hash of its labels h), the request's
+// earlier entries of the same series, newest first, and records entry i.
+// same(j) tells whether entry j has exactly entry i's labels (a hash can
+// collide).
+func (r *repeats) earlier(i int, h uint64, same func(j int) bool) []int32 {
 	if r.last == nil {
 		r.last = map[uint64]int32{}
 	}
 	for len(r.prev) <= i {
 		r.prev = append(r.prev, -1)
 	}
-	h := ls.Hash()
 	j, ok := r.last[h]
 	r.last[h] = int32(i)
 	if !ok {

@@ -38,14 +38,14 @@ func TestRepeatsAcrossEntries(t *testing.T) {
 	same := func(ls labels.Labels) func(int) bool {
 		return func(j int) bool { return labels.Equal(entries[j], ls) }
 	}
-	require.Empty(t, r.earlier(0, a, same(a)))
-	require.Empty(t, r.earlier(1, b, same(b)))
-	require.Equal(t, []int32{0}, r.earlier(2, a, same(a)))
-	require.Equal(t, []int32{2, 0}, r.earlier(3, a, same(a)), "newest first")
+	require.Empty(t, r.earlier(0, a.Hash(), same(a)))
+	require.Empty(t, r.earlier(1, b.Hash(), same(b)))
+	require.Equal(t, []int32{0}, r.earlier(2, a.Hash(), same(a)))
+	require.Equal(t, []int32{2, 0}, r.earlier(3, a.Hash(), same(a)), "newest first")
 	// A hash that matches labels that differ is no repeat.
 	var r2 repeats
-	require.Empty(t, r2.earlier(0, a, same(a)))
-	require.Empty(t, r2.earlier(1, a, func(int) bool { return false }))
+	require.Empty(t, r2.earlier(0, a.Hash(), same(a)))
+	require.Empty(t, r2.earlier(1, a.Hash(), func(int) bool { return false }))
 
 	before := func(yield func(point)) {
 		for _, p := range pts(10, 1, 20, 2) {

@@ -21,6 +21,8 @@ import (
 	writev2 "github.com/prometheus/prometheus/prompb/io/prometheus/write/v2"
 	"github.com/prometheus/prometheus/storage"
 	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/vigil-obs/vigil/internal/tenant"
 )
 
 // maxAhead is how far in the future a sample may be, as in Prometheus.
@@ -205,6 +207,9 @@ type batch struct {
 	locked      bool
 	reserved    int64
 
+	// hits and misses count the series cache's lookups.
+	hits, misses int
+
 	floats, histograms, exemplars int
 	rejected                      map[string]int
 	example                       map[string]string
@@ -381,6 +386,13 @@ func (w *batch) admit(ls labels.Labels, n int) bool {
 		w.reject(reason, n, bad)
 		return false
 	}
+	return w.admitActive(ls, n)
+}
+
+// admitActive checks the active-series limit for a series whose labels
+// passed admit's checks.
+func (w *batch) admitActive(ls labels.Labels, n int) bool {
+	lim := w.h.opts.Limits
 	if !w.checkSeries {
 		return true
 	}
@@ -489,14 +501,47 @@ func (w *batch) writeV1(req *requestV1) (int, error) {
 	if w.refused != nil {
 		return w.refuse()
 	}
+	w.h.refs.tick(w.h.opts.Now())
+	tenantID, _ := tenant.WriteID(w.r.Context())
+	defer func() {
+		w.h.m.cacheHits.Add(float64(w.hits))
+		w.h.m.cacheMisses.Add(float64(w.misses))
+	}()
 	for i := range req.series {
-		ls := req.labelsOf(i, &w.b)
 		samples, hists := req.samplesOf(i), req.histogramsOf(i)
-		if !w.admit(ls, len(samples)+len(hists)) {
-			continue
+		n := len(samples) + len(hists)
+		var (
+			ls        labels.Labels
+			hash, key uint64
+			ref       storage.SeriesRef
+			cached    bool
+		)
+		raw := req.rawLabelsOf(i)
+		if raw != nil {
+			key = refKey(raw, tenantID)
+			var e refEntry
+			if e, cached = w.h.refs.get(key, tenantID, req.wireLabelsOf(i)); cached {
+				ls, hash, ref = e.ls, e.hash, e.ref
+			}
 		}
-		verdict := w.verdictsV1(req, i, ls)
-		var ref storage.SeriesRef
+		if cached {
+			// The same labels passed the checks when they were cached;
+			// near the active-series limit, the series may have been
+			// dropped from the head since, and would be a new one.
+			w.hits++
+			if !w.admitActive(ls, n) {
+				continue
+			}
+		} else {
+			w.misses++
+			ls = req.labelsOf(i, &w.b)
+			if !w.admit(ls, n) {
+				continue
+			}
+			hash = ls.Hash()
+		}
+		verdict := w.verdictsV1(req, i, ls, hash)
+		was := ref
 		var err error
 		for k, s := range samples {
 			if !w.keep(verdict[k], ls, s.t) {
@@ -525,6 +570,12 @@ func (w *batch) writeV1(req *requestV1) (int, error) {
 			w.exBuf = append(w.exBuf, ep.ToExemplar(&w.b, nil))
 		}
 		w.appendExemplars(ref, ls)
+		// A new series, or one the head gave a new reference (it had
+		// dropped the series), is cached: labels sorted on the wire only,
+		// which the cache compares in order.
+		if raw != nil && ref != 0 && ref != was && (cached || sameLabels(req.wireLabelsOf(i), ls)) {
+			w.h.refs.put(key, refEntry{ls: ls, hash: hash, ref: ref, tenant: tenantID})
+		}
 	}
 	return w.finish()
 }
@@ -605,8 +656,8 @@ func (w *batch) keep(v uint8, ls labels.Labels, t int64) bool {
 
 // verdictsV1 checks entry i of a 1.0 request (labels ls) against itself and
 // the request's earlier entries of its series.
-func (w *batch) verdictsV1(req *requestV1, i int, ls labels.Labels) []uint8 {
-	return w.verdicts(i, ls, func(j int) bool {
+func (w *batch) verdictsV1(req *requestV1, i int, ls labels.Labels, hash uint64) []uint8 {
+	return w.verdicts(i, ls, hash, func(j int) bool {
 		return labels.Equal(req.labelsOf(j, &w.cmp), ls)
 	}, func(pts []point, j int, keys bool) []point {
 		return pointsV1(pts, req, j, keys)
@@ -615,7 +666,7 @@ func (w *batch) verdictsV1(req *requestV1, i int, ls labels.Labels) []uint8 {
 
 // verdictsV2 is verdictsV1 for a 2.0 request.
 func (w *batch) verdictsV2(req *writev2.Request, i int, ls labels.Labels) []uint8 {
-	return w.verdicts(i, ls, func(j int) bool {
+	return w.verdicts(i, ls, ls.Hash(), func(j int) bool {
 		other, err := req.Timeseries[j].ToLabels(&w.cmp, req.Symbols)
 		return err == nil && labels.Equal(other, ls)
 	}, func(pts []point, j int, keys bool) []point {
@@ -623,11 +674,11 @@ func (w *batch) verdictsV2(req *writev2.Request, i int, ls labels.Labels) []uint
 	})
 }
 
-// verdicts checks entry i (labels ls): same tells whether entry j has
-// exactly ls, points appends entry j's points (the histograms' keys only
-// when keys is set).
-func (w *batch) verdicts(i int, ls labels.Labels, same func(j int) bool, points func(pts []point, j int, keys bool) []point) []uint8 {
-	prev := w.rep.earlier(i, ls, same)
+// verdicts checks entry i (labels ls, whose hash is hash): same tells
+// whether entry j has exactly ls, points appends entry j's points (the
+// histograms' keys only when keys is set).
+func (w *batch) verdicts(i int, ls labels.Labels, hash uint64, same func(j int) bool, points func(pts []point, j int, keys bool) []point) []uint8 {
+	prev := w.rep.earlier(i, hash, same)
 	w.pts = points(w.pts[:0], i, false)
 	if len(prev) == 0 && increasing(w.pts) {
 		return w.rep.check(w.pts, nil)
