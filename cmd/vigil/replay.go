@@ -144,12 +144,16 @@ func runReplay(ctx context.Context, e *env, f replayFlags) error {
 // the API (only read), after asking it for vector(1) so that a wrong URL
 // fails at once.
 func openReplaySource(ctx context.Context, e *env, f sourceFlags, to time.Time, now func() time.Time, logger *slog.Logger) (storage.Queryable, func() error, error) {
+	// Each instant reads only what the previous did not, within the
+	// container's memory limit when there is one.
+	cacheSamples := server.CacheSamplesFor(admission.ResolveMemory(0).Bytes)
 	if len(f.inputs) > 0 {
 		src, _, closeSrc, err := openSource(ctx, e, "replay", f, to, logger)
 		if err != nil {
 			return nil, nil, err
 		}
-		return src, closeSrc, nil
+		// The files are imported before the first instant: settled.
+		return store.NewSettled(src, cacheSamples), closeSrc, nil
 	}
 	u, flag := f.prometheus, "--prometheus"
 	if f.server != "" {
@@ -161,9 +165,9 @@ func openReplaySource(ctx context.Context, e *env, f sourceFlags, to time.Time, 
 		return nil, nil, usagef("replay: %v", err)
 	}
 	rc.HTTPClient = *hc
-	// Each instant reads only what the previous did not, within the
-	// container's memory limit when there is one.
-	rc.CacheSamples = server.CacheSamplesFor(admission.ResolveMemory(0).Bytes)
+	// What lies remoteSettle behind the wall clock is settled: a past
+	// range is read once (store.RemoteConfig.Wall).
+	rc.CacheSamples = cacheSamples
 	remote, err := store.NewRemote(rc, now, logger, nil)
 	if err != nil {
 		return nil, nil, usagef("replay: %s: %v", flag, err)

@@ -366,6 +366,11 @@ func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHin
 		series = mergeCached(prev.series, fetched, q.mint, from)
 	}
 	q.r.cache.put(key, &cacheEntry{mint: q.mint, maxt: q.maxt, read: read.UnixMilli(), series: series})
+	return cachedSet(series, warns)
+}
+
+// cachedSet hands out series, which it does not modify.
+func cachedSet(series []cachedSeries, warns annotations.Annotations) storage.SeriesSet {
 	out := make([]storage.Series, 0, len(series))
 	for _, cs := range series {
 		pts := cs.pts
