@@ -515,24 +515,42 @@ func printCycles(tw *tabwriter.Writer, rows []cycleRow) {
 }
 
 // replayEnv=1 adds BenchmarkReplay's 24 h range (a 25 h simulation of 128
-// nodes: about 300 M samples, an hour to simulate, hours to replay).
-const replayEnv = "VIGIL_DIAGNOSEBENCH_REPLAY_DAY"
+// nodes: about 330 M samples, a quarter of an hour to simulate here);
+// replayRangesEnv
+// names other ranges to run (e.g. 6h), comma-separated.
+const (
+	replayEnv       = "VIGIL_DIAGNOSEBENCH_REPLAY_DAY"
+	replayRangesEnv = "VIGIL_DIAGNOSEBENCH_REPLAY_RANGES"
+)
 
 // BenchmarkReplay runs `vigil replay --prometheus` (the binary, as a user
 // runs it) over the last hour of a 2 h run of 128 nodes held by
 // Prometheus 2.42, at 30 s: 121 cycles, each reading only what the one
-// before did not. It reports the process's wall, CPU and peak RSS, and
-// the wall per simulated cycle; the replay must page the injected fault.
+// before did not (the range lies far behind the wall clock: settled). It
+// reports the process's wall, CPU and peak RSS, the wall per simulated
+// cycle, Prometheus's CPU and the bytes it sent (through a counting
+// proxy); the replay must page the injected fault.
 //
 //	go test ./test/diagnosebench -run '^$' -bench 'Replay' -benchtime 1x -timeout 90m
 func BenchmarkReplay(b *testing.B) {
 	if _, err := exec.LookPath("prometheus"); err != nil {
 		b.Skip("prometheus is not installed (make deb-deps installs it)")
 	}
-	for _, rng := range []time.Duration{time.Hour, 24 * time.Hour} {
+	ranges := []time.Duration{time.Hour}
+	if v := os.Getenv(replayRangesEnv); v != "" {
+		for _, f := range strings.Split(v, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(f))
+			if err != nil || d < time.Minute {
+				b.Fatalf("%s=%q: want durations of a minute or more, comma-separated", replayRangesEnv, v)
+			}
+			ranges = append(ranges, d)
+		}
+	}
+	ranges = append(ranges, 24*time.Hour)
+	for _, rng := range ranges {
 		b.Run("nodes=128/range="+fmtWindow(rng), func(b *testing.B) {
-			if rng > time.Hour && os.Getenv(replayEnv) != "1" {
-				b.Skipf("a %s replay takes hours here: set %s=1", fmtWindow(rng), replayEnv)
+			if rng == 24*time.Hour && os.Getenv(replayEnv) != "1" {
+				b.Skipf("a %s replay takes long here: set %s=1", fmtWindow(rng), replayEnv)
 			}
 			benchReplay(b, 128, rng)
 		})
@@ -548,15 +566,24 @@ func benchReplay(b *testing.B, nodes int, rng time.Duration) {
 	}
 	prom := peertest.StartPrometheus(b, promDir, "")
 	defer func() { _ = prom.Stop() }()
+	counter := newCountingProxy(b, prom.URL)
 	from, to := ds.End.Add(-rng), ds.End
 	n := int(rng/(30*time.Second)) + 1
-	var walls, cpus []time.Duration
-	var hwm int64
+	var walls, cpus, backend []time.Duration
+	var hwm, bytes int64
 	for b.Loop() {
-		cmd := exec.CommandContext(b.Context(), vigil, "replay", "--json", "--prometheus", prom.URL,
+		cmd := exec.CommandContext(b.Context(), vigil, "replay", "--json", "--prometheus", counter.URL,
 			"--from", from.Format(time.RFC3339), "--to", to.Format(time.RFC3339), "--interval", "30s")
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
+		cpu0, err := procCPU(prom.PID())
+		if err != nil {
+			b.Fatal(err)
+		}
+		b0, err := proxyBytes(counter.Count)
+		if err != nil {
+			b.Fatal(err)
+		}
 		start := time.Now()
 		out, err := cmd.Output()
 		if err != nil {
@@ -567,6 +594,16 @@ func benchReplay(b *testing.B, nodes int, rng time.Duration) {
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			hwm = max(hwm, ru.Maxrss<<10)
 		}
+		cpu1, err := procCPU(prom.PID())
+		if err != nil {
+			b.Fatal(err)
+		}
+		backend = append(backend, cpu1-cpu0)
+		b1, err := proxyBytes(counter.Count)
+		if err != nil {
+			b.Fatal(err)
+		}
+		bytes = max(bytes, b1-b0)
 		var rep struct {
 			Pages []struct {
 				Severity string `json:"severity"`
@@ -590,20 +627,22 @@ func benchReplay(b *testing.B, nodes int, rng time.Duration) {
 		}
 	}
 	b.StopTimer()
-	results.addReplay(replayRow{meta: ds, rng: rng, cycles: n, walls: walls, cpus: cpus, hwm: hwm})
+	results.addReplay(replayRow{meta: ds, rng: rng, cycles: n, walls: walls, cpus: cpus, backend: backend, hwm: hwm, bytes: bytes})
 	b.ReportMetric(median(walls).Seconds(), "s/replay")
 	b.ReportMetric(median(walls).Seconds()/float64(n), "s/cycle")
 	b.ReportMetric(median(cpus).Seconds(), "cpu-s/replay")
+	b.ReportMetric(median(backend).Seconds(), "backend-cpu-s/replay")
+	b.ReportMetric(float64(bytes)/1e6, "MB-read")
 	b.ReportMetric(float64(hwm)/(1<<20), "MiB-peak-RSS")
 }
 
 // replayRow is one replay of the summary.
 type replayRow struct {
 	meta
-	rng         time.Duration
-	cycles      int
-	walls, cpus []time.Duration
-	hwm         int64
+	rng                  time.Duration
+	cycles               int
+	walls, cpus, backend []time.Duration
+	hwm, bytes           int64
 }
 
 func (t *resultTable) addReplay(r replayRow) {
@@ -613,9 +652,10 @@ func (t *resultTable) addReplay(r replayRow) {
 }
 
 func printReplays(tw *tabwriter.Writer, rows []replayRow) {
-	fmt.Fprintln(tw, "nodes\tseries\trange\tcycles\treplay (runs: range)\tits CPU\tper cycle\tpeak RSS\t")
+	fmt.Fprintln(tw, "nodes\tseries\trange\tcycles\treplay (runs: range)\tits CPU\tper cycle (CPU)\tpeak RSS\tread\tPrometheus CPU\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%s\t%s\t%s\t%d MiB\t\n", r.Nodes, r.Series, fmtWindow(r.rng), r.cycles,
-			spread(r.walls), secs(median(r.cpus)), secs(median(r.walls)/time.Duration(r.cycles)), r.hwm>>20)
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%d\t%s\t%s\t%s (%s)\t%d MiB\t%.0f MB\t%s\t\n", r.Nodes, r.Series, fmtWindow(r.rng), r.cycles,
+			spread(r.walls), secs(median(r.cpus)), secs(median(r.walls)/time.Duration(r.cycles)), secs(median(r.cpus)/time.Duration(r.cycles)),
+			r.hwm>>20, float64(r.bytes)/1e6, secs(median(r.backend)))
 	}
 }
