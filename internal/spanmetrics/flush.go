@@ -139,12 +139,15 @@ func (c *Consumer) snapshot() []sample {
 			out = append(out, sample{fam: &famRetries, lbls: withName(s.lbls, MetricRetries, ""), st: s.startMs, v: s.retries})
 		}
 		out = c.appendHist(out, &famDuration, s.lbls, s.startMs, &s.dur, true)
-		// Written from the series' first flush, as its calls are, though a
-		// span's self time is taken only once its children can have come
-		// (EdgeWait): the two have the same history.
-		out = append(out,
-			sample{fam: &famSelf, lbls: withName(s.lbls, MetricSelf+"_sum", ""), st: s.startMs, v: s.selfSum},
-			sample{fam: &famSelf, lbls: withName(s.lbls, MetricSelf+"_count", ""), st: s.startMs, v: s.selfCount})
+		// Written once a span of the series had a child (a leaf's self
+		// time is its duration: a copy of it), from the flush of that
+		// span, though its self time is taken only once its children can
+		// have come (EdgeWait): as a rule, the two have the same history.
+		if s.parent {
+			out = append(out,
+				sample{fam: &famSelf, lbls: withName(s.lbls, MetricSelf+"_sum", ""), st: s.startMs, v: s.selfSum},
+				sample{fam: &famSelf, lbls: withName(s.lbls, MetricSelf+"_count", ""), st: s.startMs, v: s.selfCount})
+		}
 	}
 	for _, e := range c.edges {
 		out = append(out,

@@ -56,6 +56,9 @@ func (c *Consumer) observeSelf(sp ptrace.Span, service string, s *spanSeries, no
 	}
 	k := edgeKey{tid, id}
 	e, ok := c.selfPend[k]
+	if ok && len(e.kids) > 0 {
+		s.parent = true
+	}
 	switch {
 	case ok && e.s != nil:
 		// The same span again: its self time with the children so far.
@@ -115,7 +118,13 @@ func (c *Consumer) addSelfChild(k edgeKey, ch selfChild, now time.Time) {
 		c.selfPend[k] = e
 		c.selfLongExp = append(c.selfLongExp, expiry{k, e.expires})
 	}
-	if len(e.kids) >= maxSelfKids {
+	if e.s != nil {
+		e.s.parent = true
+	}
+	switch {
+	case e.kids == nil:
+		e.kids = make([]selfChild, 0, 4) // most spans have a few children
+	case len(e.kids) >= maxSelfKids:
 		c.compactKids(e)
 	}
 	e.kids = append(e.kids, ch)

@@ -27,10 +27,24 @@ func selfOf(t *testing.T, rec *recorder, service, name string, kind ...ptrace.Sp
 	return rec.value(t, selfKey("_sum", service, name, kind...))
 }
 
+// selfTotal is the running self time (sum, count) of the spans of service
+// and name as the consumer holds it, written or not.
+func selfTotal(c *Consumer, service, name string) (sum, count float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.spans {
+		if s.lbls.Get(labelService) == service && s.lbls.Get(labelSpanName) == name {
+			sum, count = sum+s.selfSum, count+s.selfCount
+		}
+	}
+	return sum, count
+}
+
 // A callee that slows makes its caller's whole duration rise with it, not
 // the caller's self time: the self time is the callee's.
 func TestSelfTimeCalleeSlows(t *testing.T) {
 	ms := time.Millisecond
+	var leaf []float64 // back's self time, fast then slow
 	run := func(callee time.Duration) *recorder {
 		c, rec, clk := newTestConsumer(t, nil)
 		require.NoError(t, c.ConsumeTraces(t.Context(), build(1,
@@ -40,6 +54,8 @@ func TestSelfTimeCalleeSlows(t *testing.T) {
 			tspan{service: "front", name: "call back", kind: client, id: 2, parent: 1, start: 10 * ms, dur: callee + 4*ms},
 		)))
 		settleAll(t, c, clk)
+		sum, _ := selfTotal(c, "back", "GET /b")
+		leaf = append(leaf, sum)
 		return rec
 	}
 	fast, slow := run(20*ms), run(400*ms)
@@ -54,8 +70,9 @@ func TestSelfTimeCalleeSlows(t *testing.T) {
 		require.InDelta(t, 0.004, selfOf(t, rec, "front", "call back", client), 1e-9, "the client span's time outside its server span")
 		require.Equal(t, 1.0, rec.value(t, selfKey("_count", "front", "GET /")))
 	}
-	require.InDelta(t, 0.020, selfOf(t, fast, "back", "GET /b"), 1e-9)
-	require.InDelta(t, 0.400, selfOf(t, slow, "back", "GET /b"), 1e-9, "the callee's self time is its whole time: it has no children")
+	require.InDelta(t, 0.020, leaf[0], 1e-9)
+	require.InDelta(t, 0.400, leaf[1], 1e-9, "the callee's self time is its whole time: it has no children")
+	require.False(t, slow.has(selfKey("_sum", "back", "GET /b")), "a span with no children has its duration as self time: not written again")
 }
 
 // Children that overlap (a fan-out, asynchronous children) count once;
@@ -75,7 +92,8 @@ func TestSelfTimeOverlappingChildren(t *testing.T) {
 	settleAll(t, c, clk)
 	// Busy: [10, 80] and [90, 100].
 	require.InDelta(t, 0.020, selfOf(t, rec, "app", "handle"), 1e-9)
-	require.InDelta(t, 0.030, selfOf(t, rec, "worker", "consume", ptrace.SpanKindConsumer), 1e-9)
+	sum, _ := selfTotal(c, "worker", "consume")
+	require.InDelta(t, 0.030, sum, 1e-9)
 }
 
 // A child of another service that does not fit in its parent only by the
@@ -113,14 +131,15 @@ func TestSelfTimeChildInLaterBatch(t *testing.T) {
 	c, rec, clk := newTestConsumer(t, nil)
 	require.NoError(t, c.ConsumeTraces(t.Context(), build(5,
 		tspan{service: "front", name: "GET /", kind: server, id: 1, dur: 100 * ms})))
-	require.Zero(t, selfOf(t, rec, "front", "GET /"), "the parent waits for its children")
+	require.False(t, rec.has(selfKey("_sum", "front", "GET /")), "no child yet")
 	clk.add(3 * time.Second)
 	require.NoError(t, c.ConsumeTraces(t.Context(), build(5,
 		tspan{service: "back", name: "GET /b", kind: server, id: 2, parent: 1, start: 10 * ms, dur: 70 * ms})))
 	clk.add(time.Duration(DefaultConfig().EdgeWait))
 	require.NoError(t, c.Flush(t.Context()))
 	require.InDelta(t, 0.030, selfOf(t, rec, "front", "GET /"), 1e-9)
-	require.InDelta(t, 0.070, selfOf(t, rec, "back", "GET /b"), 1e-9)
+	sum, _ := selfTotal(c, "back", "GET /b")
+	require.InDelta(t, 0.070, sum, 1e-9)
 
 	require.NoError(t, c.ConsumeTraces(t.Context(), build(5,
 		tspan{service: "db", name: "query", kind: server, id: 3, parent: 1, start: 85 * ms, dur: 10 * ms})))
@@ -142,8 +161,11 @@ func TestSelfTimeChildNeverComes(t *testing.T) {
 	)))
 	clk.add(time.Duration(DefaultConfig().EdgeWait))
 	require.NoError(t, c.Flush(t.Context()))
-	require.InDelta(t, 0.100, selfOf(t, rec, "front", "GET /"), 1e-9)
-	require.InDelta(t, 0.020, selfOf(t, rec, "back", "orphan"), 1e-9, "a child's own self time does not wait for its parent")
+	front, _ := selfTotal(c, "front", "GET /")
+	require.InDelta(t, 0.100, front, 1e-9)
+	orphan, _ := selfTotal(c, "back", "orphan")
+	require.InDelta(t, 0.020, orphan, 1e-9, "a child's own self time does not wait for its parent")
+	require.Empty(t, rec.series(MetricSelf+"_sum"), "no span had a child: every self time is a duration")
 	require.Len(t, c.selfPend, 1, "the orphan waits for its parent")
 	settleAll(t, c, clk)
 	require.Equal(t, 1.0, testutil.ToFloat64(c.m.selfOrphan))
@@ -177,8 +199,8 @@ func TestSelfTimeBounded(t *testing.T) {
 		require.LessOrEqual(t, len(c.selfPend), 2)
 	}
 	settleAll(t, c, clk)
-	require.Equal(t, 8.0, rec.value(t, selfKey("_count", "app", "op"))+rec.value(t, selfKey("_count", "app", "child", internal)),
-		"every span has a self time")
+	_, leaves := selfTotal(c, "app", "child")
+	require.Equal(t, 8.0, rec.value(t, selfKey("_count", "app", "op"))+leaves, "every span has a self time")
 	require.Positive(t, testutil.ToFloat64(c.m.selfEarly))
 	require.Positive(t, testutil.ToFloat64(c.m.selfDropped))
 	// The first trace waited: its parent's self time is 6 ms; the others'
@@ -240,4 +262,21 @@ func TestSelfTimeManyChildren(t *testing.T) {
 			require.Positive(t, testutil.ToFloat64(c.m.selfMerged))
 		})
 	}
+}
+
+// A parent's self time is written from the flush its duration first is,
+// though it is taken only once its children can have come: the two series
+// have the same history.
+func TestSelfTimeWrittenWithDuration(t *testing.T) {
+	ms := time.Millisecond
+	c, rec, clk := newTestConsumer(t, nil)
+	require.NoError(t, c.ConsumeTraces(t.Context(), build(9,
+		tspan{service: "back", name: "GET /b", kind: server, id: 2, parent: 1, start: 10 * ms, dur: 50 * ms},
+		tspan{service: "front", name: "GET /", kind: server, id: 1, dur: 100 * ms},
+	)))
+	require.Equal(t, 1.0, rec.value(t, key(MetricDuration+"_count", "service_name", "front", "span_name", "GET /",
+		"span_kind", "SPAN_KIND_SERVER", "status_code", "STATUS_CODE_UNSET")))
+	require.Zero(t, rec.value(t, selfKey("_count", "front", "GET /")), "written, with no self time taken yet")
+	settleAll(t, c, clk)
+	require.Equal(t, 1.0, rec.value(t, selfKey("_count", "front", "GET /")))
 }

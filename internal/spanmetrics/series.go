@@ -86,7 +86,10 @@ type spanSeries struct {
 	// selfSum and selfCount total the spans' self time: duration less
 	// their children's (selftime.go).
 	selfSum, selfCount float64
-	callsEx            exemplarRec
+	// parent is set once a span of the series has had a child: before,
+	// the self time is the duration, and is not written.
+	parent  bool
+	callsEx exemplarRec
 	// startMs is when the series was created, the start of its totals.
 	startMs int64
 }
