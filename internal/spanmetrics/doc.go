@@ -76,8 +76,13 @@
 // a span's children by 256 (past it, those closest in time are merged: the
 // gaps between them count as theirs). Each outcome is counted in
 // vigil_spanmetrics_self_time_spans_total. A self time is thus written up
-// to EdgeWait and a flush after the span's duration; both series are
-// written from the series' first flush, so they have the same history.
+// to EdgeWait and a flush after the span's duration.
+//
+// An operation's self time is written once one of its spans has had a
+// child, from the flush that wrote that span's duration (so the two have
+// the same history, as a rule): a leaf operation's self time is its
+// duration, and a copy of the duration series would add nothing but
+// weight to it where series are compared.
 // They are a sum and a count, not a histogram: the diagnosis reads the
 // mean per span (a _sum over its _count), and the duration's buckets
 // already say how slow; a histogram would add 20 series per label set.
