@@ -28,7 +28,9 @@ type selfEntry struct {
 	service    string
 	start, end int64
 	kids       []selfChild
-	expires    time.Time
+	// buf holds the first children: most spans have one or two.
+	buf     [2]selfChild
+	expires time.Time
 }
 
 // maxSelfKids bounds the children one entry holds; past it, the children
@@ -75,8 +77,7 @@ func (c *Consumer) observeSelf(sp ptrace.Span, service string, s *spanSeries, no
 		e = &selfEntry{}
 		c.selfPend[k] = e
 	}
-	me.kids = e.kids
-	*e = me
+	e.s, e.service, e.start, e.end = s, service, start, end
 	e.expires = now.Add(time.Duration(c.cfg.EdgeWait))
 	c.selfExp = append(c.selfExp, expiry{k, e.expires})
 }
@@ -123,7 +124,7 @@ func (c *Consumer) addSelfChild(k edgeKey, ch selfChild, now time.Time) {
 	}
 	switch {
 	case e.kids == nil:
-		e.kids = make([]selfChild, 0, 4) // most spans have a few children
+		e.kids = e.buf[:0]
 	case len(e.kids) >= maxSelfKids:
 		c.compactKids(e)
 	}
