@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -136,7 +134,7 @@ func NewRemote(cfg RemoteConfig, now func() time.Time, logger *slog.Logger, reg 
 	}
 	r := &Remote{base: base, client: client, cfg: cfg, engine: engine, now: now, wall: cfg.Wall, limitRd: cfg.MaxResponseBytes}
 	if cfg.CacheSamples > 0 {
-		r.cache = &sampleCache{limit: cfg.CacheSamples, entries: map[cacheKey]*cacheEntry{}}
+		r.cache = newSampleCache(cfg.CacheSamples)
 	}
 	return r, nil
 }
@@ -340,32 +338,23 @@ type remoteQuerier struct {
 // Select fetches the raw samples in [mint, maxt] with one range selector,
 // evaluated at maxt over maxt-mint+1ms: Prometheus 3 (left-open) then returns
 // exactly [mint, maxt]; 2.x and other backends may return one more sample at
-// the left edge, which is filtered out here. With a cache, a window that
-// starts within the previous answer of the same selector and span fetches
-// only what of it is not settled (settledUntil), and keeps the rest.
+// the left edge, which is filtered out here. With a cache, the kept answer
+// of the same selector gives what of the window is settled, and only the
+// rest is fetched (sampleCache.read).
 func (q *remoteQuerier) Select(ctx context.Context, _ bool, _ *storage.SelectHints, ms ...*labels.Matcher) storage.SeriesSet {
 	if q.maxt < q.mint {
 		return storage.EmptySeriesSet()
 	}
 	sel := selector(append(slices.Clip(ms), q.r.cfg.Selector...))
-	key := cacheKey{sel: sel, span: q.maxt - q.mint}
-	from := q.mint
-	prev := q.r.cache.get(key)
-	if prev != nil && prev.mint <= q.mint && prev.maxt >= q.mint && prev.maxt <= q.maxt {
-		from = max(q.mint, prev.settledUntil())
-	} else {
-		prev = nil
-	}
-	read := q.r.wall()
-	fetched, warns, err := q.fetch(ctx, sel, from)
+	var warns annotations.Annotations
+	series, err := q.r.cache.read(sel, q.mint, q.maxt, q.r.wall().UnixMilli(), func(from int64) ([]cachedSeries, error) {
+		fetched, w, err := q.fetch(ctx, sel, from)
+		warns.Merge(w)
+		return fetched, err
+	})
 	if err != nil {
 		return storage.ErrSeriesSet(err)
 	}
-	series := fetched
-	if prev != nil {
-		series = mergeCached(prev.series, fetched, q.mint, from)
-	}
-	q.r.cache.put(key, &cacheEntry{mint: q.mint, maxt: q.maxt, read: read.UnixMilli(), series: series})
 	return cachedSet(series, warns)
 }
 
@@ -432,136 +421,6 @@ func (q *remoteQuerier) fetchRange(ctx context.Context, sel string, from, to int
 // minSplitRange is the shortest range a too-large read is halved into:
 // two scrapes at 30 s.
 const minSplitRange = int64(time.Minute / time.Millisecond)
-
-// remoteSettle is how far back of the previous answer's end a cached read
-// fetches again: samples that reach the backend late (a remote-write
-// queue's backlog, a scrape's delay) within Prometheus's default lookback
-// are seen; later ones are not, as a rule evaluated then would not see
-// them either.
-const remoteSettle = 5 * time.Minute
-
-// settledUntil is where a later read of e's selector starts again: its
-// samples before that are final. Those remoteSettle or more behind the
-// wall clock of e's read had reached the backend then; those after
-// maxt were not asked for. A live reader (maxt at the wall clock) thus
-// reads the last remoteSettle again; a replay of a past range (maxt far
-// behind it) reads from maxt, only what is new.
-func (e *cacheEntry) settledUntil() int64 {
-	return min(e.maxt, e.read-remoteSettle.Milliseconds())
-}
-
-// cachedSeries is one series' samples of a read, sorted by time.
-type cachedSeries struct {
-	lset labels.Labels
-	pts  fsamples
-}
-
-// mergeCached is the kept answer's samples in [mint, from) with the fresh
-// ones (from from on), series sorted by labels: a series the fresh read
-// no longer has keeps its older samples. Neither input is modified (a
-// previous answer's series may still be read).
-func mergeCached(old, fresh []cachedSeries, mint, from int64) []cachedSeries {
-	out := make([]cachedSeries, 0, max(len(old), len(fresh)))
-	keep := func(cs cachedSeries, tail fsamples) {
-		lo, _ := slices.BinarySearchFunc(cs.pts, mint, func(s fsample, t int64) int { return cmp.Compare(s.t, t) })
-		hi, _ := slices.BinarySearchFunc(cs.pts, from, func(s fsample, t int64) int { return cmp.Compare(s.t, t) })
-		pts := make(fsamples, 0, hi-lo+len(tail))
-		pts = append(append(pts, cs.pts[lo:hi]...), tail...)
-		if len(pts) > 0 {
-			out = append(out, cachedSeries{lset: cs.lset, pts: pts})
-		}
-	}
-	i, j := 0, 0
-	for i < len(old) || j < len(fresh) {
-		switch {
-		case j == len(fresh) || (i < len(old) && labels.Compare(old[i].lset, fresh[j].lset) < 0):
-			keep(old[i], nil)
-			i++
-		case i == len(old) || labels.Compare(old[i].lset, fresh[j].lset) > 0:
-			out = append(out, fresh[j])
-			j++
-		default:
-			keep(old[i], fresh[j].pts)
-			i++
-			j++
-		}
-	}
-	return out
-}
-
-// cacheKey names a kept answer: its selector and its window's span.
-type cacheKey struct {
-	sel  string
-	span int64
-}
-
-// cacheEntry is a kept answer of [mint, maxt], asked for at the wall
-// clock's read (ms).
-type cacheEntry struct {
-	mint, maxt int64
-	read       int64
-	series     []cachedSeries
-	samples    int64
-	used       uint64
-}
-
-// sampleCache keeps the latest answer of each selector and span, the least
-// recently used going first past limit samples. Its methods are safe for
-// concurrent use, and a nil cache keeps nothing.
-type sampleCache struct {
-	mu      sync.Mutex
-	entries map[cacheKey]*cacheEntry
-	total   int64
-	limit   int64
-	clock   uint64
-}
-
-func (c *sampleCache) get(k cacheKey) *cacheEntry {
-	if c == nil {
-		return nil
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := c.entries[k]
-	if e != nil {
-		c.clock++
-		e.used = c.clock
-	}
-	return e
-}
-
-func (c *sampleCache) put(k cacheKey, e *cacheEntry) {
-	if c == nil {
-		return
-	}
-	for _, s := range e.series {
-		e.samples += int64(len(s.pts))
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if old := c.entries[k]; old != nil {
-		c.total -= old.samples
-		delete(c.entries, k)
-	}
-	if e.samples > c.limit {
-		return
-	}
-	for c.total+e.samples > c.limit {
-		var lru cacheKey
-		first := true
-		for key, o := range c.entries {
-			if first || o.used < c.entries[lru].used {
-				lru, first = key, false
-			}
-		}
-		c.total -= c.entries[lru].samples
-		delete(c.entries, lru)
-	}
-	c.clock++
-	e.used = c.clock
-	c.entries[k] = e
-	c.total += e.samples
-}
 
 // LabelValues implements storage.LabelQuerier.
 func (q *remoteQuerier) LabelValues(ctx context.Context, name string, hints *storage.LabelHints, ms ...*labels.Matcher) ([]string, annotations.Annotations, error) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -280,16 +281,19 @@ func read(t *testing.T, r *store.Remote, name string, mint, maxt int64) []int64 
 // within the last 5 minutes is seen. Where the window lies 2 minutes
 // behind the wall clock, 3 m 30 s; in a replay of a past range (hours
 // behind it), the last 30 s only. A series that stopped keeps its older
-// samples, and a window that moves back reads afresh.
+// samples, and a window that moves back reads afresh. The same selector
+// over the last 5 minutes is cut from the kept hour and fetches only what
+// of it is not settled.
 func TestRemoteCache(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		behind time.Duration // the wall clock, past each window's end
-		asked  time.Duration // what each later read asks for
+		asked  int64         // the range (ms) each later read asks for
 	}{
-		{"live", 0, 5*time.Minute + 30*time.Second},
-		{"near", 2 * time.Minute, 3*time.Minute + 30*time.Second},
-		{"replay", 3 * time.Hour, 30 * time.Second},
+		{"live", 0, (5*time.Minute + 30*time.Second).Milliseconds() + 1},
+		{"near", 2 * time.Minute, (3*time.Minute + 30*time.Second).Milliseconds() + 1},
+		// (the previous end, the new end]
+		{"replay", 3 * time.Hour, (30 * time.Second).Milliseconds()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			start := base.Add(-2 * time.Hour).UnixMilli()
@@ -328,7 +332,23 @@ func TestRemoteCache(t *testing.T) {
 					if i == 0 || name == "late" && i <= 5 {
 						continue
 					}
-					require.Equal(t, tc.asked.Milliseconds()+1, asked, "%s at step %d: only what is new, and what is not settled", name, i)
+					require.Equal(t, tc.asked, asked, "%s at step %d: only what is new, and what is not settled", name, i)
+				}
+				// The same selector over the last 5 minutes (a rule's
+				// window): cut from the hour, fetched again only where
+				// not settled.
+				want := read(t, plain, "up", maxt-5*60_000, maxt)
+				f.mu.Lock()
+				f.asked = f.asked[:0]
+				f.mu.Unlock()
+				require.Equal(t, want, read(t, rc, "up", maxt-5*60_000, maxt), "5m at step %d", i)
+				f.mu.Lock()
+				asked := slices.Clone(f.asked)
+				f.mu.Unlock()
+				if unsettled := 5*time.Minute - tc.behind; unsettled > 0 {
+					require.Equal(t, []int64{unsettled.Milliseconds() + 1}, asked, "5m at step %d", i)
+				} else {
+					require.Empty(t, asked, "5m at step %d", i)
 				}
 			}
 			// Back in time: read afresh, the same answer.

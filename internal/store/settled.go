@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"slices"
 
 	"github.com/prometheus/prometheus/model/labels"
@@ -10,17 +11,18 @@ import (
 )
 
 // Settled reads a store whose data no longer change (the files a replay
-// imported) through a cache: each selector's latest answer is kept, and a
-// window that slides on reads only what lies past the kept answer's end,
-// as a Remote's cache does for samples older than its settle window. A
-// replay's cycles ask for the same hour each 30 s later: with the store's
-// chunks decoded once, not 120 times, a later cycle reads 30 s of them.
+// imported) through a cache: each selector's latest answer is kept
+// (sampleCache), a window that slides on reads only what lies past the
+// kept answer's end, and a narrower window of the same selector (a rule's
+// 5 minutes in the diagnosis's hour) reads nothing. A replay's cycles ask
+// for the same hour each 30 s later: with the store's chunks decoded once,
+// not 120 times, a later cycle reads 30 s of them.
 //
 // A Select is cached where the answer's order and range are those of a
 // window: sorted series (what a merge asks for), and no hints beyond the
 // range (no series-only reads, limits, shards or untrimmed chunks);
-// others, and answers holding histogram samples, go to the store as they
-// are. Its methods are safe for concurrent use.
+// others, and answers holding histogram samples or warnings, go to the
+// store as they are. Its methods are safe for concurrent use.
 type Settled struct {
 	src   storage.Queryable
 	cache *sampleCache
@@ -28,7 +30,7 @@ type Settled struct {
 
 // NewSettled returns src read through a cache of at most limit samples.
 func NewSettled(src storage.Queryable, limit int64) *Settled {
-	return &Settled{src: src, cache: &sampleCache{limit: limit, entries: map[cacheKey]*cacheEntry{}}}
+	return &Settled{src: src, cache: newSampleCache(limit)}
 }
 
 // Querier implements storage.Queryable.
@@ -59,38 +61,28 @@ func (q *settledQuerier) Select(ctx context.Context, sortSeries bool, hints *sto
 	if !sortSeries || maxt < mint {
 		return q.Querier.Select(ctx, sortSeries, hints, ms...)
 	}
-	key := cacheKey{sel: selector(ms), span: maxt - mint}
-	from := mint
-	prev := q.s.cache.get(key)
-	if prev != nil && prev.mint <= mint && prev.maxt >= mint && prev.maxt <= maxt {
-		from = prev.maxt + 1
-	} else {
-		prev = nil
-	}
-	fetched, ok, err := q.read(ctx, hints, from, maxt, ms)
+	series, err := q.s.cache.read(selector(ms), mint, maxt, settledRead, func(from int64) ([]cachedSeries, error) {
+		return q.read(ctx, hints, from, maxt, ms)
+	})
 	switch {
+	case errors.Is(err, errNotCached):
+		return q.Querier.Select(ctx, sortSeries, hints, ms...)
 	case err != nil:
 		return storage.ErrSeriesSet(err)
-	case !ok:
-		return q.Querier.Select(ctx, sortSeries, hints, ms...)
 	}
-	series := fetched
-	if prev != nil {
-		series = mergeCached(prev.series, fetched, mint, from)
-	}
-	q.s.cache.put(key, &cacheEntry{mint: mint, maxt: maxt, series: series})
 	return cachedSet(series, nil)
 }
 
+// errNotCached says that an answer is the store's to give: it holds
+// samples other than floats, or warnings.
+var errNotCached = errors.New("not cached")
+
 // read returns the float samples of ms in [from, maxt], series sorted by
-// labels; ok is false where a series holds other samples.
-func (q *settledQuerier) read(ctx context.Context, hints *storage.SelectHints, from, maxt int64, ms []*labels.Matcher) (_ []cachedSeries, ok bool, err error) {
-	if from > maxt {
-		return nil, true, nil
-	}
+// labels, or errNotCached.
+func (q *settledQuerier) read(ctx context.Context, hints *storage.SelectHints, from, maxt int64, ms []*labels.Matcher) ([]cachedSeries, error) {
 	sub, err := q.s.src.Querier(from, maxt)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	defer sub.Close()
 	var h *storage.SelectHints
@@ -108,7 +100,7 @@ func (q *settledQuerier) read(ctx context.Context, hints *storage.SelectHints, f
 		var pts fsamples
 		for vt := it.Next(); vt != chunkenc.ValNone; vt = it.Next() {
 			if vt != chunkenc.ValFloat {
-				return nil, false, nil
+				return nil, errNotCached
 			}
 			t, f := it.At()
 			if t < from || t > maxt {
@@ -117,18 +109,18 @@ func (q *settledQuerier) read(ctx context.Context, hints *storage.SelectHints, f
 			pts = append(pts, fsample{t: t, f: f})
 		}
 		if err := it.Err(); err != nil {
-			return nil, false, err
+			return nil, err
 		}
 		if len(pts) > 0 {
 			out = append(out, cachedSeries{lset: s.Labels(), pts: slices.Clip(pts)})
 		}
 	}
 	if err := ss.Err(); err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if len(ss.Warnings()) > 0 {
-		// An answer with warnings is not kept: the store says them again.
-		return nil, false, nil
+		// The store says them again.
+		return nil, errNotCached
 	}
-	return out, true, nil
+	return out, nil
 }

@@ -516,8 +516,7 @@ func printCycles(tw *tabwriter.Writer, rows []cycleRow) {
 
 // replayEnv=1 adds BenchmarkReplay's 24 h range (a 25 h simulation of 128
 // nodes: about 330 M samples, a quarter of an hour to simulate here);
-// replayRangesEnv
-// names other ranges to run (e.g. 6h), comma-separated.
+// replayRangesEnv names other ranges to run (e.g. 6h), comma-separated.
 const (
 	replayEnv       = "VIGIL_DIAGNOSEBENCH_REPLAY_DAY"
 	replayRangesEnv = "VIGIL_DIAGNOSEBENCH_REPLAY_RANGES"
