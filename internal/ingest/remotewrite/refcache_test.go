@@ -24,6 +24,7 @@ import (
 
 	"github.com/vigil-obs/vigil/internal/store"
 	"github.com/vigil-obs/vigil/internal/tenant"
+	"github.com/vigil-obs/vigil/internal/tenant/limits"
 )
 
 // rig is a receiver over a fresh store, with or without its series cache.
@@ -382,4 +383,43 @@ func TestRawLabels(t *testing.T) {
 		require.NoError(t, req.decode(c.body), c.name)
 		require.Equal(t, c.raw, req.rawLabelsOf(0), c.name)
 	}
+}
+
+// limitSource gives every tenant the same limits.
+type limitSource limits.Limits
+
+func (s limitSource) For(string) limits.Limits { return limits.Limits(s) }
+
+// TestRefCacheTenantLimits is TestRefCacheDifferential under tenancy and
+// its per-tenant limits (max_series_per_metric, max_active_series): a
+// cached series still passes the limits' appender, which counts every
+// new series, so both receivers refuse the same series.
+func TestRefCacheTenantLimits(t *testing.T) {
+	wrap := func(a storage.AppendableV2) storage.AppendableV2 {
+		e := limits.NewEnforcer(limitSource{MaxSeriesPerMetric: 4, MaxActiveSeries: 12}, limits.EnforcerOptions{Now: func() time.Time { return t0 }}, nil)
+		return limits.Appendable(tenant.Writes{A: a}, e, tenant.WriteID)
+	}
+	cached, plain := newRig(t, DefaultLimits(), true, wrap), newRig(t, DefaultLimits(), false, wrap)
+	ctxs := []context.Context{
+		tenant.NewContext(t.Context(), tenant.Principal{IDs: []string{"a"}}),
+		tenant.NewContext(t.Context(), tenant.Principal{IDs: []string{"b"}}),
+	}
+	rng := rand.New(rand.NewPCG(7, 0))
+	pool := randomSeries(rng, 40)
+	base := t0.Add(-time.Hour).UnixMilli()
+	refused := 0
+	for k := range 80 {
+		body := marshal(t, randomRequest(rng, pool, base+int64(k)*15_000))
+		ctx := ctxs[rng.IntN(len(ctxs))]
+		c1, m1 := cached.send(ctx, body)
+		c2, m2 := plain.send(ctx, body)
+		require.Equal(t, c2, c1, "request %d", k)
+		require.Equal(t, m2, m1, "request %d", k)
+		if strings.Contains(m1, "limit") {
+			refused++
+		}
+	}
+	require.Equal(t, plain.dump(t), cached.dump(t))
+	require.Positive(t, refused, "the limits refused series")
+	require.Positive(t, counterValue(t, cached.h.m.cacheHits))
 }
