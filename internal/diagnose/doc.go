@@ -127,7 +127,8 @@
 //     readings before a change, no change is surer, whatever its size in
 //     spreads, than the chance 4/((n+1)(n+2)) that two exchangeable
 //     readings lie beyond all n: entities are ordered by their deviation so
-//     bounded (a log template's deviate is its test's), then by spreads, so
+//     bounded (a log template's deviate is its test's, a peer-judged
+//     change's peerBound), then by spreads, so
 //     that three readings of a rarely called service do not outrank twenty
 //     of another, and the logs' evidence meets the metrics' on one scale.
 //     Confidences still come from the spreads that held; where two
@@ -141,6 +142,27 @@
 //     minutes' history against deviates of 2–5 from the tests), and they
 //     meet only on the bounded deviates; within one kind, its confidences
 //     order as before.
+//   - Peers where the history is too short (generic_peers.go). A series
+//     with fewer than three readings before the onset (minOwnHistory: a
+//     window that starts a minute before a fault, a data set with no
+//     normal period) has no spread of its own to be judged in; it is
+//     judged by the one thing it can be compared with, the same metric of
+//     the other entities at the same steps, and only then. Each reading
+//     after the onset is a log-ratio over the series' level before (so
+//     entities at different levels compare; a series idle before has no
+//     level, and its duty cycle is unknown: not judged); the peers' median
+//     log-ratio at that step is what they all share (a load that rose
+//     everywhere), and their spread about it, over all the steps after
+//     the onset, the unit, unless the series' own two readings before
+//     differ by more (their range over d2). The change must hold for two
+//     readings, as every change does. Its order is bounded as the
+//     history bounds the others': were it exchangeable with its m peers,
+//     the chance that it lies beyond all of them on either side is
+//     2/(m+1) (peerBound: 0.91 deviates with ten peers, 1.71 with forty,
+//     none with three), and its confidence is scaled by 1 − 2/(m+1) and
+//     is no surer than an entity ranked before it on another kind of
+//     evidence. Node-shared series, thin quantiles and sparse series are
+//     read as everywhere else (the peers see what scoreEntities sees).
 //   - The network in front of a service (generic_graph.go,
 //     networkGapSeries). Where the service graph has both sides' seconds,
 //     the time a service's callers wait for a call beyond what the call

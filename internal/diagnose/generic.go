@@ -101,7 +101,7 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 					n, time.Duration(onset-first)*v.step, v.time(onset).Format(time.TimeOnly))
 			}
 		}
-		scores = scoreEntities(metricSeries, onset)
+		scores = mergePeerScores(scoreEntities(metricSeries, onset), peerScores(metricSeries, onset))
 	}
 	logs, err := v.logTemplateScores(ctx, names)
 	if err != nil {
@@ -116,8 +116,9 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 	}
 	ranked := make([]genericRanked, 0, len(scores))
 	// capOf is the least confidence of the entities ranked so far whose
-	// evidence was the metrics' (false) or the logs' (true).
-	capOf := map[bool]float64{false: 1, true: 1}
+	// evidence was of each kind: a series' own spreads, its peers', the
+	// logs'.
+	capOf := map[evidenceKind]float64{}
 	for i, s := range scores {
 		if s.z <= 0 {
 			continue
@@ -131,14 +132,28 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 		if i > 0 {
 			conf *= math.Min(1, s.z/scores[0].z)
 		}
-		// No surer than an entity ranked before it on the other kind of
-		// evidence: the metrics' spreads and a log test's p-value meet on
-		// the order, the deviates bounded by their history
-		// (historyBound), not on their confidences, which come from
-		// scales of their own. Within one kind its own confidence orders.
-		_, fromLogs := usedLogs[s.entity]
-		conf = math.Min(conf, capOf[!fromLogs])
-		capOf[fromLogs] = math.Min(capOf[fromLogs], conf)
+		kind := fromOwn
+		if _, ok := usedLogs[s.entity]; ok {
+			kind = fromLogs
+		} else if s.peers > 0 {
+			// No surer than m exchangeable peers can make it.
+			conf *= 1 - peerP(s.peers)
+			kind = fromPeers
+		}
+		// No surer than an entity ranked before it on another kind of
+		// evidence: the metrics' spreads, their peers' and a log test's
+		// p-value meet on the order, the deviates bounded by their
+		// history (historyBound, peerBound), not on their confidences,
+		// which come from scales of their own. Within one kind its own
+		// confidence orders.
+		for k, c := range capOf {
+			if k != kind {
+				conf = math.Min(conf, c)
+			}
+		}
+		if c, ok := capOf[kind]; !ok || conf < c {
+			capOf[kind] = conf
+		}
 		r := genericRanked{genericScore: s, conf: conf}
 		if l, ok := usedLogs[s.entity]; ok {
 			r.evidence = []Evidence{v.logEvidence(label, l)}
@@ -284,6 +299,9 @@ type genericScore struct {
 	// before and after are the series' level before the onset and its
 	// mean over the two steps from first (where it moved most).
 	before, after float64
+	// peers is how many peers judged the change (peerScores), 0 where
+	// the series' own history did.
+	peers int
 }
 
 // genericRanked is an entity as the generic layer ranks it: its score,
@@ -304,8 +322,8 @@ func scoreEntities(series []genericSeries, onset int) []genericScore {
 	own := map[string]float64{}
 	for _, s := range series {
 		pre := s.v[:onset]
-		if detect.Valid(pre) < 3 {
-			continue
+		if detect.Valid(pre) < minOwnHistory {
+			continue // its peers judge it (peerScores)
 		}
 		base := genericBaseline(pre)
 		z, first, next := persistentMax(s.v, onset, base, s.sparse)
@@ -374,6 +392,8 @@ func (v *view) genericCandidate(r genericRanked, onset int, label string) *candi
 			c.action = fmt.Sprintf("look at %s %s's network first (its node's links, its sidecar or proxy, a policy or a queue in front of it): its callers wait %s a call beyond its own time since %s",
 				label, r.entity, fmtSeconds(r.after), v.time(r.first).Format("15:04:05"))
 		}
+	case r.peers > 0 && r.series != "" && r.first >= 0:
+		c.evidence = []Evidence{peerChangeEvidence(r, label, v.time(r.first).Format("15:04:05"))}
 	case r.series != "" && r.first >= 0:
 		c.evidence = []Evidence{{Signal: r.series, Query: fmt.Sprintf("%s{%s=%q}", strings.SplitN(r.series, "{", 2)[0], label, r.entity),
 			Summary: fmt.Sprintf("%.1f robust spreads from its level before %s, from %s", r.z, v.time(onset).Format("15:04:05"), v.time(r.first).Format("15:04:05"))}}
