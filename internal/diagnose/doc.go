@@ -161,8 +161,13 @@
 //     2/(m+1) (peerBound: 0.91 deviates with ten peers, 1.71 with forty,
 //     none with three), and its confidence is scaled by 1 − 2/(m+1) and
 //     is no surer than an entity ranked before it on another kind of
-//     evidence. Node-shared series, thin quantiles and sparse series are
-//     read as everywhere else (the peers see what scoreEntities sees).
+//     evidence (one too weak to report, under minConfidence, caps
+//     nothing). A counter's increases are events, whose spread is their
+//     own (Poisson: 4 calls a minute falling to none is no ratio of −4.6
+//     among peers that call thousands): not judged by peers. A node's
+//     column that several pods share is one peer, not several that agree
+//     with it; thin quantiles and sparse series are read as everywhere
+//     else (the peers see what scoreEntities sees).
 //   - The network in front of a service (generic_graph.go,
 //     networkGapSeries). Where the service graph has both sides' seconds,
 //     the time a service's callers wait for a call beyond what the call

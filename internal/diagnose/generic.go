@@ -31,6 +31,9 @@ type genericSeries struct {
 	// sparse marks a series sampled coarser than the steps: it has a
 	// reading only at the steps its samples came at (ownReadings).
 	sparse bool
+	// count marks a counter's increases per step: events, whose own
+	// (Poisson) spread its peers' ratios do not give (peerScores).
+	count bool
 }
 
 // genericFloor keeps a flat series' tiny moves from scoring: 1% of its
@@ -151,7 +154,9 @@ func (v *view) generic(ctx context.Context, label string) ([]*candidate, error) 
 				conf = math.Min(conf, c)
 			}
 		}
-		if c, ok := capOf[kind]; !ok || conf < c {
+		// A peer-judged entity too weak to report is no evidence against
+		// the order of the others: it caps nothing.
+		if c, ok := capOf[kind]; (!ok || conf < c) && (kind != fromPeers || conf >= minConfidence) {
 			capOf[kind] = conf
 		}
 		r := genericRanked{genericScore: s, conf: conf}
@@ -604,10 +609,10 @@ func genericSeriesOf(raw []rawSeries, entityLabels []string) []genericSeries {
 		case strings.HasSuffix(name, "_count"):
 			k := key{strings.TrimSuffix(name, "_count"), rest, ent, strings.Replace(short, "_count", "_mean", 1)}
 			counts[k], countValues[k], sparse[k] = ownReadings(r, increases(r.v)), r.v, r.held != nil
-			out = append(out, genericSeries{entity: ent, name: short, v: ownReadings(r, increases(r.v)), sparse: r.held != nil})
+			out = append(out, genericSeries{entity: ent, name: short, v: ownReadings(r, increases(r.v)), sparse: r.held != nil, count: true})
 			continue
 		case strings.HasSuffix(name, "_total"):
-			out = append(out, genericSeries{entity: ent, name: short, v: ownReadings(r, increases(r.v)), sparse: r.held != nil,
+			out = append(out, genericSeries{entity: ent, name: short, v: ownReadings(r, increases(r.v)), sparse: r.held != nil, count: true,
 				log: name == metricLogTemplates || name == metricLogSuccessions || name == metricLogSpanFirst})
 			continue
 		}

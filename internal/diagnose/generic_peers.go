@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/vigil-obs/vigil/internal/detect"
@@ -83,7 +84,7 @@ const rangeToSigma = 1.1283791670955126
 func peerScores(series []genericSeries, onset int) map[string]genericScore {
 	byName := map[string][]peerJudged{}
 	for _, s := range series {
-		if onset >= len(s.v) {
+		if onset >= len(s.v) || s.count {
 			continue
 		}
 		pre := s.v[:onset]
@@ -153,7 +154,7 @@ func peerDeviations(p peerJudged, group []peerJudged, onset int) ([]float64, []i
 	for i := onset; i < n; i++ {
 		others = others[:0]
 		for _, q := range group {
-			if q.series.entity != p.series.entity && !math.IsNaN(q.change[i]) {
+			if q.series.entity != p.series.entity && !math.IsNaN(q.change[i]) && !sameSeries(p.series, q.series) {
 				others = append(others, q.change[i])
 			}
 		}
@@ -174,6 +175,13 @@ func peerDeviations(p peerJudged, group []peerJudged, onset int) ([]float64, []i
 		}
 	}
 	return zs, peers
+}
+
+// sameSeries tells whether a and b are one series that two entities
+// report (markShared: a node's column each of its pods carries): the node
+// is one peer of the other nodes, not several that agree with it.
+func sameSeries(a, b genericSeries) bool {
+	return a.shared && b.shared && slices.EqualFunc(a.v, b.v, sameReading)
 }
 
 // persistentPeerMax is persistentMax over peer z: the largest |z| after

@@ -35,8 +35,9 @@ func peerSeries(seed uint64, edit func(e, i int, x float64) float64) []genericSe
 // for two), every entity's doubling (a load change), an entity that swung
 // by a third between its two readings before and after (judged in its own
 // swing, not its calmer peers'), an entity idle before (no level, no
-// ratio: its duty cycle is unknown), and an entity with three readings
-// before (its own history judges it).
+// ratio: its duty cycle is unknown), an entity with three readings
+// before (its own history judges it), and a counter's increases (events,
+// whose spread is their own Poisson one).
 func TestPeerScores(t *testing.T) {
 	const onset = 4
 	for seed := range uint64(20) {
@@ -110,6 +111,16 @@ func TestPeerScores(t *testing.T) {
 	long[4].v[1] = 0.05
 	_, ok = peerScores(long, onset)["e04"]
 	require.False(t, ok, "three readings before: its own history judges it")
+	counts := peerSeries(1, func(e, i int, x float64) float64 {
+		if e == 4 && i >= onset {
+			return 3 * x
+		}
+		return x
+	})
+	for i := range counts {
+		counts[i].count = true
+	}
+	require.Empty(t, peerScores(counts, onset), "a counter's increases are events: their own Poisson spread, not their peers' ratios")
 	require.Zero(t, peerBound(3), "three peers tell nothing")
 	require.InDelta(t, upperDeviate(2/41.0), peerBound(40), 1e-12)
 	require.True(t, math.IsNaN(peerChange(-1, 1)))
