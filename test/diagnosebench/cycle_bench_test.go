@@ -523,7 +523,8 @@ const (
 )
 
 // BenchmarkReplay runs `vigil replay --prometheus` (the binary, as a user
-// runs it) over the last hour of a 2 h run of 128 nodes held by
+// runs it) over the last hour of a 2 h run of 128 nodes (and of 16, for
+// the growth with nodes) held by
 // Prometheus 2.42, at 30 s: 121 cycles, each reading only what the one
 // before did not (the range lies far behind the wall clock: settled). It
 // reports the process's wall, CPU and peak RSS, the wall per simulated
@@ -546,6 +547,8 @@ func BenchmarkReplay(b *testing.B) {
 		}
 	}
 	ranges = append(ranges, 24*time.Hour)
+	// The same hour at 16 nodes, for how a replay grows with the nodes.
+	b.Run("nodes=16/range=1h", func(b *testing.B) { benchReplay(b, 16, time.Hour) })
 	for _, rng := range ranges {
 		b.Run("nodes=128/range="+fmtWindow(rng), func(b *testing.B) {
 			if rng == 24*time.Hour && os.Getenv(replayEnv) != "1" {
