@@ -79,17 +79,6 @@ func TestGenericPeersLoad(t *testing.T) {
 	require.Empty(t, rep.Causes, "every peer rose alike: %v", rep.Causes)
 }
 
-// rankOfCause is the rank of the cause that names service, 0 when none
-// does.
-func rankOfCause(rep *diagnose.Report, service string) int {
-	for _, c := range rep.Causes {
-		if c.Entity["service"] == service {
-			return c.Rank
-		}
-	}
-	return 0
-}
-
 // slicesHasWarning tells whether a warning of rep mentions s.
 func slicesHasWarning(rep *diagnose.Report, s string) bool {
 	for _, w := range rep.Warnings {
