@@ -48,16 +48,22 @@ func TestSidedBaseline(t *testing.T) {
 }
 
 // TestLikeliestChangeLeavesRoom: in a short window the fallback onset
-// leaves three readings before it and two after, even when the series
-// change at their last reading.
+// leaves a reading before it and two after, even when the series change
+// at their last reading (where it cannot be told: it has no readings
+// after it). Five rows hold an onset (PetShop's temporal issues: 5-minute
+// rows with no normal period before them); three do not.
 func TestLikeliestChangeLeavesRoom(t *testing.T) {
 	series := [][]float64{{1, 1, 1, 1, 1, 1, 1, 1, 9}, {2, 2.1, 2, 2.1, 2, 2.1, 2, 2.1, 7}}
 	at, ok := likeliestChange(series)
 	require.True(t, ok)
-	require.GreaterOrEqual(t, at, 3)
+	require.GreaterOrEqual(t, at, 1)
 	require.LessOrEqual(t, at, len(series[0])-3)
-	_, ok = likeliestChange([][]float64{{1, 2, 3, 4}})
+	_, ok = likeliestChange([][]float64{{1, 2, 3}})
 	require.False(t, ok, "no room at all")
+	rows := [][]float64{{0.0068, 0.026, 0.051, 0.0094, 0.0066}, {0.097, 0.13, 0.17, 0.11, 0.099}, {0.023, 0.021, 0.024, 0.024, 0.023}}
+	at, ok = likeliestChange(rows)
+	require.True(t, ok)
+	require.Contains(t, []int{1, 2}, at, "a reading before, two after")
 }
 
 // TestLikeliestChangeManySeries: past maxFallbackSeries the fallback
@@ -90,7 +96,7 @@ func TestLikeliestChangeManySeries(t *testing.T) {
 	}
 	at, ok := f(3*maxFallbackSeries, 1)
 	if ok {
-		require.GreaterOrEqual(t, at, 3)
+		require.GreaterOrEqual(t, at, 1)
 		require.LessOrEqual(t, at, 12-3)
 	}
 }

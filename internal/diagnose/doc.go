@@ -43,8 +43,22 @@
 //     (both must hold: less traffic lowers every line alike, more traffic
 //     on a partner lowers no line). Every step the logs cover is tried as
 //     the split (their change does not wait for 1-minute metric rows), and
-//     the best p-value is multiplied by the splits and by the entity's
-//     templates (or pairs) tried (Bonferroni); bursts (a batch job's forty
+//     so is every stretch of 2, 4, 8, 16, ... steps (dyadic lengths, as
+//     a multiscale scan tries them) that ended before the window did: a change that went back (a
+//     fault that ended, a restart that cured it; a chaos experiment's few
+//     minutes) is diluted by the steps after it when set against the
+//     window's whole rest, and is tested against the steps before it and,
+//     apart, the steps after it, both to hold (the larger p-value; so a
+//     line that came faster later does not make the minutes before it a
+//     fall). The splits share half of the test's level and the stretches
+//     the other half (a weighted Bonferroni correction: a split's p-value
+//     is multiplied by twice the splits' number, a stretch's by twice
+//     theirs), then by the entity's templates (or pairs) tried. The half
+//     costs a change that lasted: a line written for every other request
+//     over the last ten of thirty minutes (p = 7e-5 before the
+//     corrections) no longer reaches a cause's bar; a line of Train
+//     Ticket's route service that stopped for two minutes and came back
+//     now ranks it first. Bursts (a batch job's forty
 //     lines at once) are divided out by the counts' quasi-Poisson
 //     dispersion about the two rates, and a pair whose share wanders from
 //     step to step (two endpoints' traffic mixing anew) by the share's

@@ -413,8 +413,10 @@ const maxFallbackSeries = 2000
 
 // likeliestChange is the step where the series' BOCPD change
 // probabilities sum highest, ignoring the first and last tenth of the
-// window, and the first three steps and the last two (no room for a before
-// and an after there). Of more than maxFallbackSeries series it reads an
+// window, and the first step and the last two (no room for a before and
+// an after there: a series with fewer than three readings before the
+// onset is judged against its peers, generic_peers.go, so one is enough;
+// a change holds for two readings after it). Of more than maxFallbackSeries series it reads an
 // evenly spaced sample of that many (every k-th): the sum's argmax is
 // estimated from it rather than not at all, so more data never leaves the
 // layer without an onset.
@@ -439,9 +441,9 @@ func likeliestChange(series [][]float64) (int, bool) {
 			}
 		}
 	}
-	// Three readings before (a level to judge by), two after (a deviation
-	// that holds two steps), at least.
-	lo, hi := max(n/10, 3), n-max(n/10, 2)
+	// A reading before (a level, judged by the peers where it is the
+	// only one), two after (a deviation that holds two steps), at least.
+	lo, hi := max(n/10, 1), n-max(n/10, 2)
 	best := -1
 	for i := lo; i < hi; i++ {
 		if best < 0 || sum[i] > sum[best] {

@@ -38,10 +38,13 @@ const (
 type logTemplateCounts struct {
 	entity, severity, template string
 	before, after              float64
-	// at is the first step after the split; phi the counts' dispersion
-	// about the two rates (1: as Poisson as can be).
-	at  int
-	phi float64
+	// at is the first step after the split; end, for a change that went
+	// back within the window, the first step after it (0: it lasted to
+	// the end); phi the counts' dispersion about the two rates (1: as
+	// Poisson as can be). "Before" and "after" are then the rest of the
+	// window and the stretch [at, end).
+	at, end int
+	phi     float64
 	// partner is set for a break: the template whose records went on
 	// (partnerBefore, partnerAfter) while this one's fell. For a broken
 	// succession (after set), template is the one that no longer came
@@ -64,9 +67,118 @@ type logScore struct {
 	p, z float64
 	// tested is how many of the entity's templates were tested for a rise,
 	// pairs how many (template, partner) pairs for a break; t0 and t1 the
-	// time the logs cover before and after the split.
+	// time the logs cover before and after the split (for a change that
+	// went back, around the stretch and in it, which ended at until).
 	tested, pairs int
 	t0, t1        time.Duration
+	until         time.Time
+}
+
+// stretch is a part [k, e) of the covered steps that a test sets against
+// the rest: after a split at k to the end (e = n: a change that lasted),
+// or to an earlier step (a change that went back within the window: a
+// fault that ended, a restart that cured it). Set against the window's
+// whole rest, such a change is diluted by the steps after it, however
+// sharp it was: a template that stopped for two minutes of a ten-minute
+// window and came back is a third as far from its rate.
+type stretch struct {
+	k, e int
+	// cost is what the stretch's p-value is multiplied by for the
+	// stretches tried (a weighted Bonferroni correction: the costs'
+	// reciprocals sum to 1).
+	cost float64
+}
+
+// stretches are the stretches of n covered steps the tests try: every
+// split to the end and, where a step is left after them, every stretch of
+// 2, 4, 8, 16, ... steps (the dyadic lengths of a multiscale scan: their
+// number grows as n·log n, and a change that went back after L steps
+// holds one of at least L/2 steps). Each starts after the first step: there is a before. The splits
+// share half of the test's level and the stretches that went back the
+// other half (weighted Bonferroni): a change that lasts pays twice its
+// splits' number, as it did alone, rather than every stretch's.
+func stretches(n int) []stretch {
+	out := make([]stretch, 0, n)
+	for k := 1; k < n; k++ {
+		out = append(out, stretch{k: k, e: n})
+	}
+	splits := len(out)
+	for l := 2; l+1 < n; l *= 2 {
+		for k := 1; k+l < n; k++ {
+			out = append(out, stretch{k: k, e: k + l})
+		}
+	}
+	closed := len(out) - splits
+	for i := range out {
+		switch {
+		case closed == 0:
+			out[i].cost = float64(splits)
+		case i < splits:
+			out[i].cost = 2 * float64(splits)
+		default:
+			out[i].cost = 2 * float64(closed)
+		}
+	}
+	return out
+}
+
+// closed tells a stretch that ended before the last of n steps.
+func (st stretch) closed(n int) bool { return st.e < n }
+
+// side is the steps [lo, hi) a stretch within them is set against (the
+// rest of them: before and after it).
+type side struct{ lo, hi int }
+
+// sides are what a stretch of n steps is tested against: a split, the
+// steps before it; a stretch that went back, the steps before it and,
+// apart, the steps after it. Its change must hold against both (an
+// intersection–union test: its p-value is the larger of the two), so
+// that a change that lasted is not read as its opposite in the steps
+// before it (a line that came faster from minute 20 makes minutes 0–16
+// a fall against the rest of the window, but not against minute 0).
+func (st stretch) sides(n int) []side {
+	if !st.closed(n) {
+		return []side{{0, n}}
+	}
+	return []side{{0, st.e}, {st.k, n}}
+}
+
+// binSums are a series' prefix sums, of its records and of their squares
+// over the share of the step covered: any stretch's in constant time.
+type binSums struct {
+	x, sq []float64 // Σ over [:i]
+	w0    float64   // the share of the first step covered
+}
+
+func (b templateBins) binSums() binSums {
+	sq, _ := b.squares()
+	s := binSums{x: make([]float64, len(b.bins)+1), sq: make([]float64, len(b.bins)+1), w0: b.cover0()}
+	for i, v := range b.bins {
+		s.x[i+1], s.sq[i+1] = s.x[i]+v, s.sq[i]+sq[i]
+	}
+	return s
+}
+
+// sum, squares and time are the records, squares and covered time (in
+// steps) of [lo, hi).
+func (s binSums) sum(lo, hi int) float64     { return math.Max(0, s.x[hi]-s.x[lo]) }
+func (s binSums) squares(lo, hi int) float64 { return math.Max(0, s.sq[hi]-s.sq[lo]) }
+func (s binSums) time(lo, hi int) float64 {
+	t := float64(hi - lo)
+	if lo == 0 && hi > 0 {
+		t -= 1 - s.w0
+	}
+	return t
+}
+
+// counts are a stretch's records in it and in the rest of a side, the
+// times of the two and the records' dispersion about their two rates.
+func (s binSums) counts(st stretch, sd side) (in, rest, tIn, tRest, phi float64) {
+	in, all := s.sum(st.k, st.e), s.sum(sd.lo, sd.hi)
+	sqIn, sqAll := s.squares(st.k, st.e), s.squares(sd.lo, sd.hi)
+	tIn, tAll := s.time(st.k, st.e), s.time(sd.lo, sd.hi)
+	rest = math.Max(0, all-in)
+	return in, rest, tIn, tAll - tIn, dispersion(sd.hi-sd.lo, tAll-tIn, tIn, rest, in, math.Max(0, sqAll-sqIn), sqIn)
 }
 
 // templateBins is one template series' records per covered step.
@@ -272,7 +384,7 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 	if len(keep) < 2 {
 		return nil, nil
 	}
-	splits := len(keep) - 1 // a split before each covered step but the first
+	sts := stretches(len(keep)) // the splits, and the stretches that ended before the last step
 	var series, succ, spanFirst []templateBins
 	calls := map[[2]string]*templateBins{} // by entity and span name: all its kinds and statuses
 	for _, r := range all {
@@ -327,8 +439,8 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 	}
 	// The tests place their splits among the steps kept (at: the first
 	// kept step after the split), mapped back below.
-	rises, tested := logRises(series, 0, splits)
-	breaks, pairs := logBreaks(series, succ, spanFirst, calls, 0, splits)
+	rises, tested := logRises(series, 0, sts)
+	breaks, pairs := logBreaks(series, succ, spanFirst, calls, 0, sts)
 	out := map[string]logScore{}
 	for _, e := range slices.Sorted(maps.Keys(tested)) {
 		s, ok := rises[e]
@@ -352,7 +464,15 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 			continue
 		}
 		s.z = upperDeviate(s.p)
-		s.t0, s.t1 = time.Duration((float64(s.at-1)+w0)*float64(lstep)), time.Duration(len(keep)-s.at)*lstep
+		end := len(keep)
+		if s.end > 0 {
+			end = s.end
+			// The end of the stretch's last step.
+			s.until = time.UnixMilli(base + int64(b0+keep[end-1])*stepMs).UTC()
+		}
+		covered := float64(len(keep)-1) + w0
+		s.t1 = time.Duration(end-s.at) * lstep
+		s.t0 = time.Duration((covered - float64(end-s.at)) * float64(lstep))
 		// The view's step whose (t-step, t] holds the split's first step's
 		// end.
 		s.at = int(ceilDivMs(int64(b0+keep[s.at])*stepMs, v.step.Milliseconds()))
@@ -362,10 +482,10 @@ func (v *view) logTemplateScores(ctx context.Context, names []string) (map[strin
 }
 
 // logRises tests each series at warning level or above for a rise of its
-// records, at every split; it returns each entity's best (its p corrected
-// for the splits, not yet for its templates) and, for every entity with a
+// records, at every stretch of sts; it returns each entity's best (its p corrected
+// for the stretches, not yet for its templates) and, for every entity with a
 // series, how many were tested.
-func logRises(series []templateBins, b0, splits int) (map[string]logScore, map[string]int) {
+func logRises(series []templateBins, b0 int, sts []stretch) (map[string]logScore, map[string]int) {
 	best := map[string]logScore{}
 	tested := map[string]int{}
 	for _, r := range series {
@@ -376,27 +496,28 @@ func logRises(series []templateBins, b0, splits int) (map[string]logScore, map[s
 			continue
 		}
 		tested[r.entity]++
-		bins, total := r.bins, r.total
+		n := len(r.bins)
+		sums := r.binSums()
 		c := logTemplateCounts{entity: r.entity, severity: r.severity, template: r.template}
 		bestP := 2.0
-		sq, steps := r.squares()
-		squares := 0.0
-		for _, x := range sq {
-			squares += x
-		}
-		before, sqBefore := 0.0, 0.0
-		for k := 1; k < len(bins); k++ {
-			before += bins[k-1]
-			sqBefore += sq[k-1]
-			after := total - before
-			tAfter := float64(len(bins) - k)
-			phi := dispersion(len(bins), steps-tAfter, tAfter, before, after, sqBefore, squares-sqBefore)
-			p := binomialUpperTail(after/phi, total/phi, tAfter/steps)
+		for _, st := range sts {
+			p, phi := 0.0, 1.0
+			for _, sd := range st.sides(n) {
+				in, rest, tIn, tRest, f := sums.counts(st, sd)
+				p, phi = math.Max(p, math.Min(1, st.cost*binomialUpperTail(in/f, (in+rest)/f, tIn/(tIn+tRest)))), math.Max(phi, f)
+				if p >= bestP {
+					break
+				}
+			}
 			if p < bestP {
-				bestP, c.before, c.after, c.at, c.phi = p, before, after, b0+k, phi
+				after := sums.sum(st.k, st.e)
+				bestP, c.before, c.after, c.at, c.end, c.phi = p, math.Max(0, r.total-after), after, b0+st.k, 0, phi
+				if st.closed(n) {
+					c.end = b0 + st.e
+				}
 			}
 		}
-		p := math.Min(1, bestP*float64(splits))
+		p := math.Min(1, bestP)
 		if cur, ok := best[r.entity]; !ok || p < cur.p || (p == cur.p && c.after > cur.after) {
 			best[r.entity] = logScore{logTemplateCounts: c, p: p}
 		}
@@ -416,7 +537,7 @@ func logRises(series []templateBins, b0, splits int) (map[string]logScore, map[s
 // enough to score after the corrections (p ≥ 0.5 over the splits and the
 // entity's pairs) is not paired at all: in a healthy service that is
 // nearly every template, so the pairs cost little.
-func logBreaks(series, succ, spanFirst []templateBins, calls map[[2]string]*templateBins, b0, splits int) (map[string]logScore, map[string]int) {
+func logBreaks(series, succ, spanFirst []templateBins, calls map[[2]string]*templateBins, b0 int, sts []stretch) (map[string]logScore, map[string]int) {
 	bySource := map[string][]int{}
 	for i, r := range series {
 		if !warnOrAbove(r.severity) {
@@ -441,7 +562,7 @@ func logBreaks(series, succ, spanFirst []templateBins, calls map[[2]string]*temp
 	}
 	best := map[string]logScore{}
 	keep := func(c logTemplateCounts, p float64) {
-		p = math.Min(1, p*float64(splits))
+		p = math.Min(1, p)
 		if cur, had := best[c.entity]; !had || p < cur.p {
 			best[c.entity] = logScore{logTemplateCounts: c, p: p}
 		}
@@ -450,8 +571,8 @@ func logBreaks(series, succ, spanFirst []templateBins, calls map[[2]string]*temp
 		idx := bySource[src]
 		for _, i := range idx {
 			r := series[i]
-			bound := 0.5 / float64(max(1, splits*pairs[r.entity]))
-			rates, any := rateFalls(r, bound)
+			bound := 0.5 / float64(max(1, pairs[r.entity]))
+			rates, any := rateFalls(r, sts, bound)
 			if !any {
 				continue
 			}
@@ -459,14 +580,14 @@ func logBreaks(series, succ, spanFirst []templateBins, calls map[[2]string]*temp
 				if j == i {
 					continue
 				}
-				if c, p, ok := logBreak(r, series[j], b0, rates, bound); ok {
+				if c, p, ok := logBreak(r, series[j], b0, sts, rates, bound); ok {
 					keep(c, p)
 				}
 			}
 		}
 	}
-	successionBreaks(series, succ, b0, splits, pairs, keep)
-	spanFirstBreaks(spanFirst, calls, b0, splits, pairs, keep)
+	successionBreaks(series, succ, b0, sts, pairs, keep)
+	spanFirstBreaks(spanFirst, calls, b0, sts, pairs, keep)
 	return best, pairs
 }
 
@@ -474,9 +595,9 @@ func logBreaks(series, succ, spanFirst []templateBins, calls map[[2]string]*temp
 // records less s's, per step): the bound its tests must reach to score
 // after the corrections, its own rate's fall (rateFalls), then logBreak
 // against the rest. rest names the rest in the result.
-func breakBehindRest(s, all templateBins, rest string, b0, splits int, pairs map[string]int) (logTemplateCounts, float64, bool) {
-	bound := 0.5 / float64(max(1, splits*pairs[s.entity]))
-	rates, any := rateFalls(s, bound)
+func breakBehindRest(s, all templateBins, rest string, b0 int, sts []stretch, pairs map[string]int) (logTemplateCounts, float64, bool) {
+	bound := 0.5 / float64(max(1, pairs[s.entity]))
+	rates, any := rateFalls(s, sts, bound)
 	if !any {
 		return logTemplateCounts{}, 0, false
 	}
@@ -485,7 +606,7 @@ func breakBehindRest(s, all templateBins, rest string, b0, splits int, pairs map
 		r.bins[k] = math.Max(0, x-s.bins[k])
 		r.total += r.bins[k]
 	}
-	return logBreak(s, r, b0, rates, bound)
+	return logBreak(s, r, b0, sts, rates, bound)
 }
 
 // successionBreaks tests each succession below warning (b's records that
@@ -498,7 +619,7 @@ func breakBehindRest(s, all templateBins, rest string, b0, splits int, pairs map
 // per record of a, not per minute of the service's lines. Both must be
 // below warning; a's records must have gone on after the split (the
 // rest has some), so that a code path no longer called breaks nothing.
-func successionBreaks(series, succ []templateBins, b0, splits int, pairs map[string]int, keep func(logTemplateCounts, float64)) {
+func successionBreaks(series, succ []templateBins, b0 int, sts []stretch, pairs map[string]int, keep func(logTemplateCounts, float64)) {
 	type key struct{ source, template string }
 	from := map[key]int{}
 	for i, r := range series {
@@ -512,7 +633,7 @@ func successionBreaks(series, succ []templateBins, b0, splits int, pairs map[str
 			continue
 		}
 		a := series[i]
-		if c, p, ok := breakBehindRest(s, a, a.template, b0, splits, pairs); ok {
+		if c, p, ok := breakBehindRest(s, a, a.template, b0, sts, pairs); ok {
 			c.follows = s.follows
 			keep(c, p)
 		}
@@ -525,50 +646,48 @@ func successionBreaks(series, succ []templateBins, b0, splits int, pairs map[str
 // succession is tested, the span's start being the step before. A
 // request that fails before the first statement of its span writes no
 // record there at all, and only the span tells that it came.
-func spanFirstBreaks(spanFirst []templateBins, calls map[[2]string]*templateBins, b0, splits int, pairs map[string]int, keep func(logTemplateCounts, float64)) {
+func spanFirstBreaks(spanFirst []templateBins, calls map[[2]string]*templateBins, b0 int, sts []stretch, pairs map[string]int, keep func(logTemplateCounts, float64)) {
 	for _, s := range spanFirst {
 		a := calls[[2]string{s.entity, s.span}]
 		if warnOrAbove(s.severity) || a == nil {
 			continue
 		}
-		if c, p, ok := breakBehindRest(s, *a, s.span, b0, splits, pairs); ok {
+		if c, p, ok := breakBehindRest(s, *a, s.span, b0, sts, pairs); ok {
 			c.span = s.span
 			keep(c, p)
 		}
 	}
 }
 
-// rateFalls is, for each split k of b's bins, the p-value of its records'
-// fall after k (binomial with the covered time's share after it, divided
-// by the quasi-Poisson dispersion about the two rates), or NaN where it is
-// above bound (no break at that split can score); and whether any is not.
-func rateFalls(b templateBins, bound float64) ([]float64, bool) {
+// rateFalls is, for each stretch of sts, the p-value of b's records'
+// fall in it (binomial with the stretch's share of the covered time,
+// divided by the quasi-Poisson dispersion about the two rates; against
+// each of its sides, the larger), or NaN where it is above bound (no
+// break in that stretch can score) or b had no record on a side; and
+// whether any is not.
+func rateFalls(b templateBins, sts []stretch, bound float64) ([]float64, bool) {
 	n := len(b.bins)
-	out := make([]float64, n)
-	sq, steps := b.squares()
-	squares := 0.0
-	for _, x := range sq {
-		squares += x
-	}
-	before, sqBefore := 0.0, 0.0
+	out := make([]float64, len(sts))
+	sums := b.binSums()
 	any := false
-	out[0] = math.NaN()
-	for k := 1; k < n; k++ {
-		before += b.bins[k-1]
-		sqBefore += sq[k-1]
-		after := b.total - before
-		out[k] = math.NaN()
-		if before == 0 {
-			continue
+	for i, st := range sts {
+		out[i] = math.NaN()
+		p := 0.0
+		for _, sd := range st.sides(n) {
+			in, rest, tIn, tRest, f := sums.counts(st, sd)
+			if sums.sum(sd.lo, st.k)+sums.sum(st.e, sd.hi) == 0 {
+				p = 2
+				break
+			}
+			x, m, q := in/f, (in+rest)/f, tIn/(tIn+tRest)
+			if x >= m*q || st.cost*binomialPoint(x, m, q) > bound {
+				p = 2 // the tail is at least its first term: it cannot score
+				break
+			}
+			p = math.Max(p, st.cost*binomialLowerTail(x, m, q))
 		}
-		tAfter := float64(n - k)
-		rate := dispersion(n, steps-tAfter, tAfter, before, after, sqBefore, squares-sqBefore)
-		x, m, q := after/rate, b.total/rate, tAfter/steps
-		if x >= m*q || binomialPoint(x, m, q) > bound {
-			continue // the tail is at least its first term: it cannot score
-		}
-		if p := binomialLowerTail(x, m, q); p <= bound {
-			out[k], any = p, true
+		if p <= bound {
+			out[i], any = p, true
 		}
 	}
 	return out, any
@@ -596,34 +715,42 @@ func rateFalls(b templateBins, bound float64) ([]float64, bool) {
 // returns the best, with its p-value uncorrected for the splits, and false
 // when no split shows b falling behind by a p-value of bound or less (more
 // cannot score after the corrections).
-func logBreak(b, a templateBins, b0 int, rates []float64, bound float64) (logTemplateCounts, float64, bool) {
+func logBreak(b, a templateBins, b0 int, sts []stretch, rates []float64, bound float64) (logTemplateCounts, float64, bool) {
 	n := len(b.bins)
-	var sh *shares // made when a split first needs it
+	var sh *shares // made when a stretch first needs it
+	var sb, sa binSums
 	var best logTemplateCounts
 	bestP := 2.0
-	bBefore, aBefore := 0.0, 0.0
-	for k := 1; k < n; k++ {
-		bBefore += b.bins[k-1]
-		aBefore += a.bins[k-1]
-		bAfter, aAfter := b.total-bBefore, a.total-aBefore
-		pRate := rates[k]
-		if math.IsNaN(pRate) || pRate >= bestP || aBefore == 0 || aAfter == 0 || bAfter/(bAfter+aAfter) >= bBefore/(bBefore+aBefore) {
+	for i, st := range sts {
+		pRate := rates[i]
+		if math.IsNaN(pRate) || pRate >= bestP {
 			continue
-		}
-		if fisherPoint(bAfter, aAfter, bBefore, aBefore) > math.Min(bestP, bound) {
-			continue // the tail is at least its first term, and no dispersion lowers it: it cannot score
 		}
 		if sh == nil {
 			s := newShares(b.bins, a.bins)
-			sh = &s
+			sh, sb, sa = &s, b.binSums(), a.binSums()
 		}
-		phi := sh.dispersion(k, bBefore/(bBefore+aBefore), bAfter/(bAfter+aAfter))
-		p := math.Max(pRate, fisherLowerTail(bAfter/phi, aAfter/phi, bBefore/phi, aBefore/phi))
+		p, phi := pRate, 1.0
+		for _, sd := range st.sides(n) {
+			bAfter, aAfter := sb.sum(st.k, st.e), sa.sum(st.k, st.e)
+			bBefore, aBefore := sb.sum(sd.lo, sd.hi)-bAfter, sa.sum(sd.lo, sd.hi)-aAfter
+			if aBefore <= 0 || aAfter == 0 || bBefore <= 0 || bAfter/(bAfter+aAfter) >= bBefore/(bBefore+aBefore) ||
+				st.cost*fisherPoint(bAfter, aAfter, bBefore, aBefore) > math.Min(bestP, bound) {
+				p = 2 // the tail is at least its first term, and no dispersion lowers it: it cannot score
+				break
+			}
+			f := sh.dispersion(st, sd, bBefore/(bBefore+aBefore), bAfter/(bAfter+aAfter))
+			p, phi = math.Max(p, st.cost*fisherLowerTail(bAfter/f, aAfter/f, bBefore/f, aBefore/f)), math.Max(phi, f)
+		}
 		if p < bestP {
 			bestP = p
+			bAfter, aAfter := sb.sum(st.k, st.e), sa.sum(st.k, st.e)
 			best = logTemplateCounts{entity: b.entity, severity: b.severity, template: b.template,
-				before: bBefore, after: bAfter, at: b0 + k, phi: phi,
-				partner: a.template, partnerBefore: aBefore, partnerAfter: aAfter}
+				before: math.Max(0, b.total-bAfter), after: bAfter, at: b0 + st.k, phi: phi,
+				partner: a.template, partnerBefore: math.Max(0, a.total-aAfter), partnerAfter: aAfter}
+			if st.closed(n) {
+				best.end = b0 + st.e
+			}
 		}
 	}
 	return best, bestP, bestP <= 1
@@ -653,24 +780,23 @@ func newShares(b, a []float64) shares {
 }
 
 // dispersion is the quasi-binomial dispersion of b's share per step about
-// the share before step k (r0) and after it (r1): Σ (b−m·r)²/(m·r·(1−r))
+// the share around stretch st (r0) and in it (r1): Σ (b−m·r)²/(m·r·(1−r))
 // over the steps with records, over their number less two, at least 1
 // (Σ (b−m·r)²/(m·r·(1−r)) = (Σ b²/m − 2r·Σ b + r²·Σ m)/(r(1−r)) on a side).
 // A side whose share is 0 or 1 adds nothing: at the side's own share, its
 // counts' ratio, no step contradicts it.
-func (s shares) dispersion(k int, r0, r1 float64) float64 {
-	n := len(s.b) - 1
-	side := func(lo, hi int, r float64) float64 {
-		if r <= 0 || r >= 1 {
+func (s shares) dispersion(st stretch, sd side, r0, r1 float64) float64 {
+	part := func(lo, hi int, r float64) float64 {
+		if r <= 0 || r >= 1 || hi <= lo {
 			return 0
 		}
 		return math.Max(0, (s.b2m[hi]-s.b2m[lo]-2*r*(s.b[hi]-s.b[lo])+r*r*(s.m[hi]-s.m[lo]))/(r*(1-r)))
 	}
-	used := s.used[n]
+	used := s.used[sd.hi] - s.used[sd.lo]
 	if used < 3 {
 		return 1
 	}
-	return math.Max(1, (side(0, k, r0)+side(k, n, r1))/float64(used-2))
+	return math.Max(1, (part(sd.lo, st.k, r0)+part(st.k, st.e, r1)+part(st.e, sd.hi, r0))/float64(used-2))
 }
 
 // fisherPoint is the hypergeometric probability of exactly x in
@@ -823,9 +949,9 @@ func (v *view) logEvidence(label string, s logScore) Evidence {
 			Signal: fmt.Sprintf("%s{severity=%q, span_name=%q, template=%q}", metricLogSpanFirst, s.severity, s.span, short(s.template)),
 			Query: fmt.Sprintf("sum(increase(%s{%s=%q, span_name=%q, template=%q}[5m])) / sum(increase(%s{%s=%q, span_name=%q}[5m]))",
 				metricLogSpanFirst, label, s.entity, s.span, s.template, metricSpanCalls, "service_name", s.entity, s.span),
-			Summary: fmt.Sprintf("the code path broke: spans %q no longer began with this %s template: %s of %s did in the %s from %s, %s of %s in the %s before: p = %.2g for a share that did not change (the best of %d template pairs and successions and their splits)",
-				s.span, s.severity, fmtCount(s.logTemplateCounts.after), fmtCount(s.logTemplateCounts.after+s.partnerAfter), fmtDur(s.t1), v.time(s.at).Format("15:04:05"),
-				fmtCount(s.before), fmtCount(s.before+s.partnerBefore), fmtDur(s.t0), s.p, s.pairs),
+			Summary: fmt.Sprintf("the code path broke: spans %q no longer began with this %s template: %s of %s did in %s, %s of %s in the %s %s: p = %.2g for a share that did not change (the best of %d template pairs and successions and their stretches)",
+				s.span, s.severity, fmtCount(s.logTemplateCounts.after), fmtCount(s.logTemplateCounts.after+s.partnerAfter), logStretch(s, v.time(s.at)),
+				fmtCount(s.before), fmtCount(s.before+s.partnerBefore), fmtDur(s.t0), logRest(s), s.p, s.pairs),
 		}
 	}
 	if s.follows != "" {
@@ -833,9 +959,9 @@ func (v *view) logEvidence(label string, s logScore) Evidence {
 			Signal: fmt.Sprintf("%s{severity=%q, template=%q, next=%q}", metricLogSuccessions, s.severity, short(s.follows), short(s.template)),
 			Query: fmt.Sprintf("sum(increase(%s{%s=%q, template=%q, next=%q}[5m])) / sum(increase(%s{%s=%q, template=%q}[5m]))",
 				metricLogSuccessions, label, s.entity, s.follows, s.template, metricLogTemplates, label, s.entity, s.follows),
-			Summary: fmt.Sprintf("the code path broke: in the same span, this %s template no longer came next after %q: it did after %s of its %s records in the %s from %s, after %s of %s in the %s before: p = %.2g for a share that did not change (the best of %d template pairs and successions and their splits)",
-				s.severity, short(s.follows), fmtCount(s.logTemplateCounts.after), fmtCount(s.logTemplateCounts.after+s.partnerAfter), fmtDur(s.t1), v.time(s.at).Format("15:04:05"),
-				fmtCount(s.before), fmtCount(s.before+s.partnerBefore), fmtDur(s.t0), s.p, s.pairs),
+			Summary: fmt.Sprintf("the code path broke: in the same span, this %s template no longer came next after %q: it did after %s of its %s records in %s, after %s of %s in the %s %s: p = %.2g for a share that did not change (the best of %d template pairs and successions and their stretches)",
+				s.severity, short(s.follows), fmtCount(s.logTemplateCounts.after), fmtCount(s.logTemplateCounts.after+s.partnerAfter), logStretch(s, v.time(s.at)),
+				fmtCount(s.before), fmtCount(s.before+s.partnerBefore), fmtDur(s.t0), logRest(s), s.p, s.pairs),
 		}
 	}
 	if s.partner != "" {
@@ -843,17 +969,35 @@ func (v *view) logEvidence(label string, s logScore) Evidence {
 			Signal: fmt.Sprintf("%s{severity=%q, template=%q}", metricLogTemplates, s.severity, short(s.template)),
 			Query: fmt.Sprintf("sum(increase(%s{%s=%q, template=%q}[5m])) / sum(increase(%s{%s=%q, template=%q}[5m]))",
 				metricLogTemplates, label, s.entity, s.template, metricLogTemplates, label, s.entity, s.partner),
-			Summary: fmt.Sprintf("the code path broke: this %s template fell behind %q, which went on: %s records of it for %s of the other in the %s from %s, %s for %s in the %s before: p = %.2g for a ratio that did not change (the best of %d template pairs and their splits)",
-				s.severity, short(s.partner), fmtCount(s.after), fmtCount(s.partnerAfter), fmtDur(s.t1), v.time(s.at).Format("15:04:05"),
-				fmtCount(s.before), fmtCount(s.partnerBefore), fmtDur(s.t0), s.p, s.pairs),
+			Summary: fmt.Sprintf("the code path broke: this %s template fell behind %q, which went on: %s records of it for %s of the other in %s, %s for %s in the %s %s: p = %.2g for a ratio that did not change (the best of %d template pairs and their stretches)",
+				s.severity, short(s.partner), fmtCount(s.after), fmtCount(s.partnerAfter), logStretch(s, v.time(s.at)),
+				fmtCount(s.before), fmtCount(s.partnerBefore), fmtDur(s.t0), logRest(s), s.p, s.pairs),
 		}
 	}
 	return Evidence{
 		Signal: fmt.Sprintf("%s{severity=%q, template=%q}", metricLogTemplates, s.severity, short(s.template)),
 		Query:  fmt.Sprintf("sum(increase(%s{%s=%q, severity=%q, template=%q}[5m]))", metricLogTemplates, label, s.entity, s.severity, s.template),
-		Summary: fmt.Sprintf("%s records of this %s template in the %s from %s, %s in the %s before: p = %.2g for a rate that did not change (the best of %d templates and their splits)",
-			fmtCount(s.after), s.severity, fmtDur(s.t1), v.time(s.at).Format("15:04:05"), fmtCount(s.before), fmtDur(s.t0), s.p, s.tested),
+		Summary: fmt.Sprintf("%s records of this %s template in %s, %s in the %s %s: p = %.2g for a rate that did not change (the best of %d templates and their stretches)",
+			fmtCount(s.after), s.severity, logStretch(s, v.time(s.at)), fmtCount(s.before), fmtDur(s.t0), logRest(s), s.p, s.tested),
 	}
+}
+
+// logStretch is the time a log change was found in: the stretch's length
+// and its start (from), and its end where it went back before the window's.
+func logStretch(s logScore, from time.Time) string {
+	if s.until.IsZero() {
+		return fmt.Sprintf("the %s from %s", fmtDur(s.t1), from.Format("15:04:05"))
+	}
+	return fmt.Sprintf("the %s from %s to %s", fmtDur(s.t1), from.Format("15:04:05"), s.until.Format("15:04:05"))
+}
+
+// logRest is where the counts a log change is set against were: before
+// it, or around it where it went back.
+func logRest(s logScore) string {
+	if s.until.IsZero() {
+		return "before"
+	}
+	return "around it"
 }
 
 func fmtCount(x float64) string { return fmt.Sprintf("%.0f", x) }

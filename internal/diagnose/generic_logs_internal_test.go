@@ -244,10 +244,81 @@ func TestFisherLowerTail(t *testing.T) {
 	require.Less(t, p, 1e-100)
 }
 
-// breakOf is logBreak at every split b's rate allows.
+// breakOf is logBreak at every split b's rate allows, its p-value
+// uncorrected for them (each split's cost 1).
 func breakOf(b, a templateBins) (logTemplateCounts, float64, bool) {
-	rates, _ := rateFalls(b, 1)
-	return logBreak(b, a, 0, rates, 1)
+	var sts []stretch
+	for k := 1; k < len(b.bins); k++ {
+		sts = append(sts, stretch{k: k, e: len(b.bins), cost: 1})
+	}
+	rates, _ := rateFalls(b, sts, 1)
+	return logBreak(b, a, 0, sts, rates, 1)
+}
+
+// TestStretches: every split, then the stretches that went back, of
+// dyadic lengths with a step left after them; the costs are a
+// weighted Bonferroni correction (their reciprocals sum to 1, half to
+// the splits), and with no room for a stretch the splits take it all.
+func TestStretches(t *testing.T) {
+	for _, n := range []int{2, 3, 4, 12, 40, 120} {
+		sts := stretches(n)
+		sum, splits := 0.0, 0.0
+		lengths := map[int]bool{}
+		for _, st := range sts {
+			require.GreaterOrEqual(t, st.k, 1, "n %d: a before", n)
+			require.LessOrEqual(t, st.e, n)
+			require.Greater(t, st.e, st.k)
+			sum += 1 / st.cost
+			if st.closed(n) {
+				lengths[st.e-st.k] = true
+			} else {
+				splits += 1 / st.cost
+			}
+		}
+		require.InDelta(t, 1, sum, 1e-9, "n %d", n)
+		if len(lengths) == 0 {
+			require.InDelta(t, 1, splits, 1e-9, "n %d: the splits alone", n)
+		} else {
+			require.InDelta(t, 0.5, splits, 1e-9, "n %d", n)
+		}
+		if n == 40 {
+			require.Equal(t, map[int]bool{2: true, 4: true, 8: true, 16: true, 32: true}, lengths)
+		}
+	}
+	require.Len(t, stretches(3), 2, "two splits, no stretch with a step after it")
+}
+
+// TestLogBreakWentBackInternal: a line that stopped for a stretch and
+// came back, next to its partner that went on, breaks in a stretch that
+// ended (end set), surer than any split finds it; a line that only fell
+// (a change that lasted) is still found at a split.
+func TestLogBreakWentBackInternal(t *testing.T) {
+	mk := func(bins ...float64) templateBins {
+		tb := templateBins{bins: bins}
+		for _, x := range bins {
+			tb.total += x
+		}
+		return tb
+	}
+	partner := mk(6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6)
+	back := mk(6, 6, 6, 6, 6, 6, 0, 0, 0, 0, 0, 0, 0, 0, 6, 6, 6, 6, 6, 6)
+	sts := stretches(len(back.bins))
+	rates, ok := rateFalls(back, sts, 1)
+	require.True(t, ok)
+	c, p, ok := logBreak(back, partner, 0, sts, rates, 1)
+	require.True(t, ok)
+	require.Equal(t, 6, c.at)
+	require.Equal(t, 14, c.end, "the stretch that went back")
+	require.Equal(t, []float64{72, 0, 72, 48}, []float64{c.before, c.after, c.partnerBefore, c.partnerAfter})
+	_, pSplit, _ := breakOf(back, partner)
+	require.Less(t, p, pSplit, "surer than at any split, though it pays for more tries")
+	lasted := mk(6, 6, 6, 6, 6, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+	rates, ok = rateFalls(lasted, sts, 1)
+	require.True(t, ok)
+	c, _, ok = logBreak(lasted, partner, 0, sts, rates, 1)
+	require.True(t, ok)
+	require.Equal(t, 6, c.at)
+	require.Zero(t, c.end, "it lasted to the end: a split")
 }
 
 // TestShareDispersion: the prefix sums give what the sum over the steps
@@ -272,9 +343,9 @@ func TestShareDispersion(t *testing.T) {
 			d := b[i] - m*r
 			chi += d * d / (m * r * (1 - r))
 		}
-		require.InDelta(t, math.Max(1, chi/float64(used-2)), sh.dispersion(k, r0, r1), 1e-9, "split %d", k)
+		require.InDelta(t, math.Max(1, chi/float64(used-2)), sh.dispersion(stretch{k: k, e: len(b)}, side{0, len(b)}, r0, r1), 1e-9, "split %d", k)
 	}
-	require.Equal(t, 1.0, newShares([]float64{1, 1}, []float64{1, 1}).dispersion(1, 0.5, 0.5), "two steps: no dispersion to estimate")
+	require.Equal(t, 1.0, newShares([]float64{1, 1}, []float64{1, 1}).dispersion(stretch{k: 1, e: 2}, side{0, 2}, 0.5, 0.5), "two steps: no dispersion to estimate")
 }
 
 // TestLogBreakDispersion: two lines of one path (the same count every
@@ -351,7 +422,7 @@ func BenchmarkLogBreaks(b *testing.B) {
 			}
 			b.ResetTimer()
 			for b.Loop() {
-				logBreaks(series, nil, nil, nil, 0, 119)
+				logBreaks(series, nil, nil, nil, 0, stretches(120))
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"math"
 	"testing"
 	"time"
 
@@ -176,6 +177,38 @@ func TestLogTemplateRise(t *testing.T) {
 			require.GreaterOrEqual(t, c.Confidence, 0.5, "ten minutes of history, a minute or more of a new error: strong")
 			for _, o := range rep.Causes[1:] {
 				require.Less(t, o.Confidence, 0.5, "%s", o.Entity)
+			}
+		})
+	}
+}
+
+// TestLogTemplateRiseWentBack: a service that wrote a new error template
+// from minute 12 to minute 16 only (a fault that ended) ranks first, the
+// stretch's end in the evidence: against the steps before it and, apart,
+// the steps after it, the four minutes are a rise, where set against the
+// window's whole rest at a split they are diluted by the fourteen quiet
+// minutes after them. At half the rate too, less sure.
+func TestLogTemplateRiseWentBack(t *testing.T) {
+	for _, tc := range []struct {
+		every   time.Duration
+		atLeast float64
+	}{{5 * time.Second, 0.5}, {10 * time.Second, 0.3}} {
+		every := tc.every
+		t.Run(every.String(), func(t *testing.T) {
+			rep := diagnoseLogs(t, append(background[:len(background):len(background)],
+				logLine{service: "contacts", body: "ERROR c.s.ContactsServiceImpl#37 [findContactsById][No contacts according to contactsId %d]",
+					every: every, from: 12 * time.Minute, to: 16 * time.Minute})...)
+			require.NotEmpty(t, rep.Causes)
+			c := rep.Causes[0]
+			require.Equal(t, diagnose.Entity{"service": "contacts"}, c.Entity, "%+v", rep.Causes)
+			require.Contains(t, c.Evidence[0].Signal, "No contacts according to contactsId")
+			require.Contains(t, c.Evidence[0].Summary, "around it")
+			require.Regexp(t, `from 10:1[12]:\d\d to 10:1[56]:\d\d`, c.Evidence[0].Summary)
+			require.NotNil(t, c.Since)
+			require.WithinDuration(t, time.Date(2026, 12, 2, 10, 12, 0, 0, time.UTC), *c.Since, 30*time.Second)
+			require.GreaterOrEqual(t, c.Confidence, tc.atLeast, "twelve minutes of history, four of a new error")
+			for _, o := range rep.Causes[1:] {
+				require.Less(t, o.Confidence, math.Min(0.5, c.Confidence), "%s", o.Entity)
 			}
 		})
 	}
