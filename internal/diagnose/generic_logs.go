@@ -93,8 +93,8 @@ type stretch struct {
 // split to the end and, where a step is left after them, every stretch of
 // 2, 4, 8, 16, ... steps (the dyadic lengths of a multiscale scan: their
 // number grows as n·log n, and a change that went back after L steps
-// holds one of at least L/2 steps). Each starts after the first step: there is a before. The splits
-// share half of the test's level and the stretches that went back the
+// holds one of at least L/2 steps). Each starts after the first step:
+// there is a before. The splits share half of the test's level and the stretches that went back the
 // other half (weighted Bonferroni): a change that lasts pays twice its
 // splits' number, as it did alone, rather than every stretch's.
 func stretches(n int) []stretch {
@@ -572,7 +572,8 @@ func logBreaks(series, succ, spanFirst []templateBins, calls map[[2]string]*temp
 		for _, i := range idx {
 			r := series[i]
 			bound := 0.5 / float64(max(1, pairs[r.entity]))
-			rates, any := rateFalls(r, sts, bound)
+			sums := r.binSums()
+			rates, any := rateFalls(r, sums, sts, bound)
 			if !any {
 				continue
 			}
@@ -580,7 +581,7 @@ func logBreaks(series, succ, spanFirst []templateBins, calls map[[2]string]*temp
 				if j == i {
 					continue
 				}
-				if c, p, ok := logBreak(r, series[j], b0, sts, rates, bound); ok {
+				if c, p, ok := logBreak(r, sums, series[j], b0, sts, rates, bound); ok {
 					keep(c, p)
 				}
 			}
@@ -597,7 +598,8 @@ func logBreaks(series, succ, spanFirst []templateBins, calls map[[2]string]*temp
 // against the rest. rest names the rest in the result.
 func breakBehindRest(s, all templateBins, rest string, b0 int, sts []stretch, pairs map[string]int) (logTemplateCounts, float64, bool) {
 	bound := 0.5 / float64(max(1, pairs[s.entity]))
-	rates, any := rateFalls(s, sts, bound)
+	sums := s.binSums()
+	rates, any := rateFalls(s, sums, sts, bound)
 	if !any {
 		return logTemplateCounts{}, 0, false
 	}
@@ -606,7 +608,7 @@ func breakBehindRest(s, all templateBins, rest string, b0 int, sts []stretch, pa
 		r.bins[k] = math.Max(0, x-s.bins[k])
 		r.total += r.bins[k]
 	}
-	return logBreak(s, r, b0, sts, rates, bound)
+	return logBreak(s, sums, r, b0, sts, rates, bound)
 }
 
 // successionBreaks tests each succession below warning (b's records that
@@ -665,10 +667,9 @@ func spanFirstBreaks(spanFirst []templateBins, calls map[[2]string]*templateBins
 // each of its sides, the larger), or NaN where it is above bound (no
 // break in that stretch can score) or b had no record on a side; and
 // whether any is not.
-func rateFalls(b templateBins, sts []stretch, bound float64) ([]float64, bool) {
+func rateFalls(b templateBins, sums binSums, sts []stretch, bound float64) ([]float64, bool) {
 	n := len(b.bins)
 	out := make([]float64, len(sts))
-	sums := b.binSums()
 	any := false
 	for i, st := range sts {
 		out[i] = math.NaN()
@@ -715,10 +716,10 @@ func rateFalls(b templateBins, sts []stretch, bound float64) ([]float64, bool) {
 // returns the best, with its p-value uncorrected for the splits, and false
 // when no split shows b falling behind by a p-value of bound or less (more
 // cannot score after the corrections).
-func logBreak(b, a templateBins, b0 int, sts []stretch, rates []float64, bound float64) (logTemplateCounts, float64, bool) {
+func logBreak(b templateBins, sb binSums, a templateBins, b0 int, sts []stretch, rates []float64, bound float64) (logTemplateCounts, float64, bool) {
 	n := len(b.bins)
 	var sh *shares // made when a stretch first needs it
-	var sb, sa binSums
+	var sa binSums
 	var best logTemplateCounts
 	bestP := 2.0
 	for i, st := range sts {
@@ -728,7 +729,7 @@ func logBreak(b, a templateBins, b0 int, sts []stretch, rates []float64, bound f
 		}
 		if sh == nil {
 			s := newShares(b.bins, a.bins)
-			sh, sb, sa = &s, b.binSums(), a.binSums()
+			sh, sa = &s, a.binSums()
 		}
 		p, phi := pRate, 1.0
 		for _, sd := range st.sides(n) {

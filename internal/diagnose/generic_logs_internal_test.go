@@ -251,8 +251,8 @@ func breakOf(b, a templateBins) (logTemplateCounts, float64, bool) {
 	for k := 1; k < len(b.bins); k++ {
 		sts = append(sts, stretch{k: k, e: len(b.bins), cost: 1})
 	}
-	rates, _ := rateFalls(b, sts, 1)
-	return logBreak(b, a, 0, sts, rates, 1)
+	rates, _ := rateFalls(b, b.binSums(), sts, 1)
+	return logBreak(b, b.binSums(), a, 0, sts, rates, 1)
 }
 
 // TestStretches: every split, then the stretches that went back, of
@@ -303,9 +303,9 @@ func TestLogBreakWentBackInternal(t *testing.T) {
 	partner := mk(6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6, 6)
 	back := mk(6, 6, 6, 6, 6, 6, 0, 0, 0, 0, 0, 0, 0, 0, 6, 6, 6, 6, 6, 6)
 	sts := stretches(len(back.bins))
-	rates, ok := rateFalls(back, sts, 1)
+	rates, ok := rateFalls(back, back.binSums(), sts, 1)
 	require.True(t, ok)
-	c, p, ok := logBreak(back, partner, 0, sts, rates, 1)
+	c, p, ok := logBreak(back, back.binSums(), partner, 0, sts, rates, 1)
 	require.True(t, ok)
 	require.Equal(t, 6, c.at)
 	require.Equal(t, 14, c.end, "the stretch that went back")
@@ -313,9 +313,9 @@ func TestLogBreakWentBackInternal(t *testing.T) {
 	_, pSplit, _ := breakOf(back, partner)
 	require.Less(t, p, pSplit, "surer than at any split, though it pays for more tries")
 	lasted := mk(6, 6, 6, 6, 6, 6, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-	rates, ok = rateFalls(lasted, sts, 1)
+	rates, ok = rateFalls(lasted, lasted.binSums(), sts, 1)
 	require.True(t, ok)
-	c, _, ok = logBreak(lasted, partner, 0, sts, rates, 1)
+	c, _, ok = logBreak(lasted, lasted.binSums(), partner, 0, sts, rates, 1)
 	require.True(t, ok)
 	require.Equal(t, 6, c.at)
 	require.Zero(t, c.end, "it lasted to the end: a split")
