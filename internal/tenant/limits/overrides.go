@@ -179,7 +179,8 @@ func (o *Overrides) load(force bool) error {
 }
 
 func (o *Overrides) fail(err error) {
+	// The line first: whoever sees the failure counted finds it logged.
+	o.logger.Error("runtime limits not loaded, the last good ones stay", "file", o.path, "err", err)
 	o.m.failures.Inc()
 	o.m.successful.Set(0)
-	o.logger.Error("runtime limits not loaded, the last good ones stay", "file", o.path, "err", err)
 }
